@@ -1,0 +1,45 @@
+// The CacheGen codec (CACHEGEN.md §4–§5), faithful to the artifact by default:
+//   quantize (per-token absmax, per-layer bins from the ladder level) -> per-(row, channel) 16-bit
+//   CDF over the chunk -> the 32-bit arithmetic coder, one stream per (row, channel) per sub-chunk of
+//   <= 256 tokens.
+// Spec options ("cachegen:key=value,..."):
+//   ladder=NAME|PATH   level ladder (default generic; see codec/ladders/)
+//   delta[=G]          anchor/delta token groups of G tokens (G = 10 when given without a value)
+//   cdf=chunk|offline  per-chunk CDF shipped in the bitstream (default), or an offline table
+//   table=PATH         the offline table (.kvcdf, `kvstream cdf-build`) used with cdf=offline
+//   sub=N              tokens per sub-chunk, 1..256 (default 256)
+// Streams never exceed 256 bytes: a stream whose arithmetic code would not be shorter than its raw
+// symbols is stored raw (one byte per symbol), so a fixed 256-byte decode buffer always suffices.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "codec.h"
+#include "ladder.h"
+
+namespace kvstream::codec {
+
+class OfflineCdfTable;
+
+inline constexpr int kMaxSubChunkTokens = 256;
+inline constexpr uint8_t kRawStreamCode = 255;  // LENS code of a stream stored as raw symbols
+
+// What the entropy coder spends, next to its ideal: the bench reports both.
+struct CacheGenSizeReport {
+  uint64_t total_bytes = 0;
+  uint64_t ideal_bytes = 0;    // same container and side info, payload at exactly -log2 p(s) bits
+  uint64_t payload_bytes = 0;  // DATA section
+  uint64_t side_bytes = 0;     // everything else (header, PARM, SCAL, CDF, LENS, CRC)
+  uint64_t raw_streams = 0;    // streams stored raw (arithmetic code did not pay off)
+};
+
+// Encodes like the codec and reports the sizes above (used by codec-bench and the size tests).
+CacheGenSizeReport cachegen_size_report(const std::string& spec, const KvChunkView& chunk, int level);
+
+}  // namespace kvstream::codec
+
+namespace kvstream::codec {
+// A cachegen codec whose cdf=offline table is given in memory instead of by table=PATH.
+std::unique_ptr<Codec> make_cachegen_codec(const std::string& spec, std::shared_ptr<const OfflineCdfTable> table);
+}  // namespace kvstream::codec

@@ -1,0 +1,8 @@
+// Built instead of device_info.cu when CUDA was not found at configure time.
+#include "device_info.h"
+
+namespace kvstream::codec {
+
+CudaDeviceInfo cuda_device_info() { return {false, 0, "no GPU (built without CUDA)"}; }
+
+}  // namespace kvstream::codec

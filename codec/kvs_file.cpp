@@ -1,0 +1,57 @@
+#include "kvs_file.h"
+
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+
+namespace kvstream::codec {
+
+void write_kvs(const std::filesystem::path& path, const std::vector<std::vector<uint8_t>>& bitstreams) {
+  const auto tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw std::runtime_error("cannot create " + tmp);
+    for (const auto& b : bitstreams) out.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+    if (!out) {
+      out.close();
+      std::filesystem::remove(tmp);
+      throw std::runtime_error("write failed: " + tmp);
+    }
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+DecodedContext decode_kvs(const std::filesystem::path& path, const DecodeContext& context) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot open " + path.string());
+  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (bytes.empty()) throw std::runtime_error(path.string() + ": empty file, no bitstream");
+  std::vector<KvCache> parts;
+  DecodedContext out;
+  size_t offset = 0;
+  int64_t next_t0 = 0;
+  while (offset < bytes.size()) {
+    const std::string where = path.string() + ": chunk " + std::to_string(parts.size()) + " at byte " + std::to_string(offset);
+    try {
+      const std::span<const uint8_t> rest(bytes.data() + offset, bytes.size() - offset);
+      const size_t length = parse_bitstream(rest).total_bytes;
+      DecodedChunk chunk = decode_bitstream(rest.first(length), context);
+      if (parts.empty()) {
+        out.t0 = chunk.header.t0;
+        out.dtype = chunk.header.source_dtype;
+      } else if (chunk.header.t0 != next_t0) {
+        throw std::runtime_error("starts at token " + std::to_string(chunk.header.t0) + ", expected " + std::to_string(next_t0));
+      }
+      next_t0 = chunk.header.t0 + chunk.header.shape.tokens;
+      parts.push_back(std::move(chunk.kv));
+      offset += length;
+    } catch (const std::exception& e) {
+      throw std::runtime_error(where + ": " + e.what());
+    }
+  }
+  out.chunks = parts.size();
+  out.kv = parts.size() == 1 ? std::move(parts.front()) : KvCache::concat_tokens(parts);
+  return out;
+}
+
+}  // namespace kvstream::codec

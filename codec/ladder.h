@@ -1,0 +1,66 @@
+// CacheGen quality ladders (CACHEGEN.md §7): a level assigns a bin count to every K and V layer.
+// Ladders are JSON files in codec/ladders/ (FORMAT.md documents the schema); a ladder is written for
+// a reference layer count and mapped to a model's L by its layer rule:
+//   exact  the model must have exactly that many layers (the artifact's Mistral-7B and 70B tables)
+//   scale  range ends t become max(prev + 1, rint(t * L / ref)) (at least one layer per range while
+//          layers remain; rint = half-to-even, as the reference computation), last end = L
+//   clip   range ends become min(t, L) (LMCache's default for any HF model), with an optional
+//          "uniform_below_layers" fallback that uses one bin count everywhere for small models
+#pragma once
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace kvstream::codec {
+
+inline constexpr int kMinBins = 4;   // Q = bins/2 - 1 >= 1
+inline constexpr int kMaxBins = 64;  // alphabet M = max bins <= 64 (cdf.h)
+
+struct LevelSpec {
+  int level = 0;
+  std::vector<int> key_bins;    // one per layer
+  std::vector<int> value_bins;  // one per layer
+
+  int layers() const { return static_cast<int>(key_bins.size()); }
+  int alphabet() const;                         // M = max bins over K and V
+  int bins_of_row(int row) const { return row < layers() ? key_bins[row] : value_bins[row - layers()]; }
+  // Throws std::invalid_argument unless both lists have `layers` entries with bins in [4, 64].
+  void validate(int layers) const;
+  bool operator==(const LevelSpec&) const = default;
+};
+
+class Ladder {
+ public:
+  // Built-in name (a file stem in codec/ladders/: generic, mistral-7b, llama-70b, lmcache-default) or a path.
+  static Ladder from_name_or_path(const std::string& name_or_path);
+  static Ladder load(const std::filesystem::path& path);
+  static std::vector<std::string> builtin_names();
+
+  const std::string& name() const { return name_; }
+  std::vector<int> levels() const;  // ascending
+  // The level's per-layer bins for a model with `layers` layers; throws std::invalid_argument if the
+  // level is unknown or the ladder cannot apply to that layer count.
+  LevelSpec level_spec(int level, int layers) const;
+
+ private:
+  struct Range {
+    int end;  // exclusive, in reference layers
+    int bins;
+  };
+  struct Level {
+    int level;
+    std::vector<Range> key, value;
+  };
+  enum class Rule { kExact, kScale, kClip };
+  std::vector<int> map_ranges(const std::vector<Range>& ranges, int layers) const;
+
+  std::string name_;
+  std::string path_;
+  int reference_layers_ = 0;
+  Rule rule_ = Rule::kExact;
+  int uniform_below_layers_ = 0;  // clip rule: models with fewer layers use uniform_bins_ everywhere
+  int uniform_bins_ = 0;
+  std::vector<Level> levels_;
+};
+
+}  // namespace kvstream::codec

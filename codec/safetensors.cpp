@@ -1,0 +1,227 @@
+#include "safetensors.h"
+
+#include <bit>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "byte_io.h"
+#include "half.h"
+
+namespace kvstream::codec {
+namespace {
+
+constexpr uint64_t kMaxHeaderBytes = 100u << 20;
+
+std::runtime_error file_error(const std::filesystem::path& path, const std::string& what) {
+  return std::runtime_error(path.string() + ": " + what);
+}
+
+}  // namespace
+
+size_t dtype_size(const std::string& dtype) {
+  static const std::map<std::string, size_t> sizes = {{"F64", 8}, {"F32", 4}, {"F16", 2}, {"BF16", 2}, {"I64", 8},
+                                                      {"I32", 4}, {"I16", 2}, {"I8", 1},  {"U8", 1},   {"BOOL", 1}};
+  const auto it = sizes.find(dtype);
+  if (it == sizes.end()) throw std::invalid_argument("unsupported safetensors dtype \"" + dtype + "\"");
+  return it->second;
+}
+
+const char* dtype_name(SourceDtype dtype) {
+  switch (dtype) {
+    case SourceDtype::kFp16: return "F16";
+    case SourceDtype::kBf16: return "BF16";
+    case SourceDtype::kFp32: return "F32";
+  }
+  return "F16";
+}
+
+SafetensorsFile read_safetensors(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw file_error(path, "cannot open");
+  in.seekg(0, std::ios::end);
+  const auto file_size = static_cast<uint64_t>(in.tellg());
+  in.seekg(0);
+  if (file_size < 8) throw file_error(path, "too short for a safetensors header (" + std::to_string(file_size) + " bytes)");
+  uint8_t len_bytes[8];
+  in.read(reinterpret_cast<char*>(len_bytes), 8);
+  const auto header_len = ByteReader(len_bytes, "safetensors").get<uint64_t>();
+  if (header_len > kMaxHeaderBytes || header_len > file_size - 8)
+    throw file_error(path, "header length " + std::to_string(header_len) + " exceeds the file (" +
+                               std::to_string(file_size) + " bytes)");
+  std::string header(header_len, '\0');
+  in.read(header.data(), static_cast<std::streamsize>(header_len));
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(header);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw file_error(path, std::string("header is not valid JSON: ") + e.what());
+  }
+  if (!j.is_object()) throw file_error(path, "header is not a JSON object");
+  const uint64_t data_size = file_size - 8 - header_len;
+  std::vector<uint8_t> data(data_size);
+  in.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(data_size));
+  if (!in) throw file_error(path, "read failed");
+
+  SafetensorsFile file;
+  for (const auto& [name, value] : j.items()) {
+    if (name == "__metadata__") {
+      if (!value.is_object()) throw file_error(path, "__metadata__ is not an object");
+      for (const auto& [k, v] : value.items()) {
+        if (!v.is_string()) throw file_error(path, "__metadata__." + k + " is not a string");
+        file.metadata[k] = v.get<std::string>();
+      }
+      continue;
+    }
+    const std::string where = "tensor \"" + name + "\"";
+    if (!value.is_object() || !value.contains("dtype") || !value["dtype"].is_string() || !value.contains("shape") ||
+        !value["shape"].is_array() || !value.contains("data_offsets") || !value["data_offsets"].is_array() ||
+        value["data_offsets"].size() != 2)
+      throw file_error(path, where + ": expected {dtype, shape, data_offsets[2]}");
+    Tensor t;
+    t.dtype = value["dtype"].get<std::string>();
+    size_t elem = 0;
+    try {
+      elem = dtype_size(t.dtype);
+    } catch (const std::invalid_argument& e) {
+      throw file_error(path, where + ": " + e.what());
+    }
+    uint64_t count = 1;
+    for (const auto& d : value["shape"]) {
+      if (!d.is_number_unsigned()) throw file_error(path, where + ": shape entries must be non-negative integers");
+      t.shape.push_back(d.get<int64_t>());
+      if (t.shape.back() > 0 && count > data_size / uint64_t(t.shape.back()))
+        throw file_error(path, where + ": shape larger than the file");
+      count *= uint64_t(t.shape.back());
+    }
+    const auto& off = value["data_offsets"];
+    if (!off[0].is_number_unsigned() || !off[1].is_number_unsigned())
+      throw file_error(path, where + ": data_offsets must be non-negative integers");
+    const auto begin = off[0].get<uint64_t>(), end = off[1].get<uint64_t>();
+    if (begin > end || end > data_size)
+      throw file_error(path, where + ": data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
+                                 ") outside the " + std::to_string(data_size) + "-byte data block");
+    if (end - begin != count * elem)
+      throw file_error(path, where + ": " + std::to_string(end - begin) + " bytes for " + std::to_string(count) + " " +
+                                 t.dtype + " values");
+    t.data.assign(data.begin() + static_cast<std::ptrdiff_t>(begin), data.begin() + static_cast<std::ptrdiff_t>(end));
+    file.tensors.emplace(name, std::move(t));
+  }
+  return file;
+}
+
+void write_safetensors(const std::filesystem::path& path, const SafetensorsFile& file) {
+  nlohmann::json header = nlohmann::json::object();
+  if (!file.metadata.empty()) header["__metadata__"] = file.metadata;
+  uint64_t offset = 0;
+  for (const auto& [name, t] : file.tensors) {
+    header[name] = {{"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {offset, offset + t.data.size()}}};
+    offset += t.data.size();
+  }
+  std::string text = header.dump();
+  text.append((8 - text.size() % 8) % 8, ' ');  // align the data block to 8 bytes
+  std::vector<uint8_t> len;
+  ByteWriter(len).put<uint64_t>(text.size());
+  const auto tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw file_error(tmp, "cannot create");
+    out.write(reinterpret_cast<const char*>(len.data()), 8);
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    for (const auto& [name, t] : file.tensors)
+      out.write(reinterpret_cast<const char*>(t.data.data()), static_cast<std::streamsize>(t.data.size()));
+    if (!out) throw file_error(tmp, "write failed");
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+KvFile load_kv(const std::filesystem::path& path) {
+  const SafetensorsFile file = read_safetensors(path);
+  const auto it = file.tensors.find("kv");
+  if (it == file.tensors.end()) throw file_error(path, "no tensor \"kv\" (expected [L,2,T,C] or [N,L,2,T,C])");
+  const Tensor& t = it->second;
+  KvFile kv;
+  kv.metadata = file.metadata;
+  if (t.dtype == "F16") kv.dtype = SourceDtype::kFp16;
+  else if (t.dtype == "BF16") kv.dtype = SourceDtype::kBf16;
+  else if (t.dtype == "F32") kv.dtype = SourceDtype::kFp32;
+  else throw file_error(path, "tensor \"kv\" has dtype " + t.dtype + " (expected F16, BF16 or F32)");
+  std::vector<int64_t> shape = t.shape;
+  if (shape.size() == 4) shape.insert(shape.begin(), 1);
+  if (shape.size() != 5 || shape[2] != 2)
+    throw file_error(path, "tensor \"kv\" must be [L,2,T,C] or [N,L,2,T,C]");
+  const int64_t n = shape[0], layers = shape[1], tokens = shape[3], channels = shape[4];
+  int64_t heads = 1, head_dim = channels;
+  if (file.metadata.count("H") && file.metadata.count("D")) {
+    try {
+      heads = std::stoll(file.metadata.at("H"));
+      head_dim = std::stoll(file.metadata.at("D"));
+    } catch (const std::exception&) {
+      throw file_error(path, "metadata H/D are not integers");
+    }
+    if (heads * head_dim != channels)
+      throw file_error(path, "metadata H*D = " + std::to_string(heads * head_dim) + " but C = " + std::to_string(channels));
+  }
+  const KvShape kv_shape{static_cast<int>(layers), static_cast<int>(heads), static_cast<int>(head_dim), tokens};
+  try {
+    validate_shape(kv_shape, "kv tensor");
+  } catch (const std::exception& e) {
+    throw file_error(path, e.what());
+  }
+  const size_t per_context = static_cast<size_t>(kv_shape.elements());
+  const size_t elem = dtype_size(t.dtype);
+  for (int64_t i = 0; i < n; ++i) {
+    std::vector<float> values(per_context);
+    const uint8_t* src = t.data.data() + size_t(i) * per_context * elem;
+    for (size_t k = 0; k < per_context; ++k) {
+      const uint8_t* p = src + k * elem;
+      if (kv.dtype == SourceDtype::kFp16) values[k] = half_to_float(load_u16(p));
+      else if (kv.dtype == SourceDtype::kBf16) values[k] = bf16_to_float(load_u16(p));
+      else values[k] = std::bit_cast<float>(ByteReader(std::span(p, 4), "kv").get<uint32_t>());
+    }
+    kv.contexts.emplace_back(kv_shape, std::move(values));
+  }
+  if (const auto tok = file.tensors.find("tokens"); tok != file.tensors.end()) {
+    const Tensor& tt = tok->second;
+    if (tt.dtype != "I32" || tt.data.size() != size_t(n * tokens) * 4)
+      throw file_error(path, "tensor \"tokens\" must be I32 with N*T = " + std::to_string(n * tokens) + " entries");
+    for (int64_t i = 0; i < n; ++i) {
+      std::vector<int32_t> ids(static_cast<size_t>(tokens));
+      for (int64_t k = 0; k < tokens; ++k)
+        ids[size_t(k)] = static_cast<int32_t>(ByteReader(std::span(tt.data.data() + (i * tokens + k) * 4, 4), "tokens").get<uint32_t>());
+      kv.tokens.push_back(std::move(ids));
+    }
+  }
+  return kv;
+}
+
+void save_kv(const std::filesystem::path& path, const KvCache& kv, SourceDtype dtype,
+             std::map<std::string, std::string> metadata, const std::vector<int32_t>& tokens) {
+  const KvShape& s = kv.shape();
+  metadata["layout"] = "[L][2][T][C]";
+  metadata["L"] = std::to_string(s.layers);
+  metadata["H"] = std::to_string(s.kv_heads);
+  metadata["D"] = std::to_string(s.head_dim);
+  metadata["T"] = std::to_string(s.tokens);
+  SafetensorsFile file;
+  file.metadata = std::move(metadata);
+  Tensor t{dtype_name(dtype), {s.layers, 2, s.tokens, s.channels()}, {}};
+  ByteWriter w(t.data);
+  for (float v : kv.values()) {
+    if (dtype == SourceDtype::kFp16) w.put<uint16_t>(float_to_half(v));
+    else if (dtype == SourceDtype::kBf16) w.put<uint16_t>(float_to_bf16(v));
+    else w.put<uint32_t>(std::bit_cast<uint32_t>(v));
+  }
+  file.tensors.emplace("kv", std::move(t));
+  if (!tokens.empty()) {
+    if (int64_t(tokens.size()) != s.tokens)
+      throw std::invalid_argument("save_kv: " + std::to_string(tokens.size()) + " token ids for T = " + std::to_string(s.tokens));
+    Tensor ids{"I32", {s.tokens}, {}};
+    ByteWriter iw(ids.data);
+    for (int32_t id : tokens) iw.put<uint32_t>(static_cast<uint32_t>(id));
+    file.tensors.emplace("tokens", std::move(ids));
+  }
+  write_safetensors(path, file);
+}
+
+}  // namespace kvstream::codec

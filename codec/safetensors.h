@@ -1,0 +1,51 @@
+// safetensors files (https://huggingface.co/docs/safetensors): u64 header length, a JSON header
+// mapping tensor names to {dtype, shape, data_offsets} plus optional "__metadata__" strings, then the
+// raw little-endian data. Reading validates every offset and size; writing is atomic (temp + rename).
+//
+// KV dumps (ARCHITECTURE.md §5) hold tensor "kv" [L,2,T,C] (or [N,L,2,T,C] for N contexts, like the
+// shared fixture) in F16, BF16 or F32, metadata "H" and "D" (KV heads, head dim) and optionally an
+// I32 tensor "tokens" [T] or [N,T].
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "bitstream.h"
+#include "kv_cache.h"
+
+namespace kvstream::codec {
+
+struct Tensor {
+  std::string dtype;  // "F16", "BF16", "F32", "I32", "I64", "U8", ...
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> data;
+};
+
+struct SafetensorsFile {
+  std::map<std::string, std::string> metadata;
+  std::map<std::string, Tensor> tensors;
+};
+
+size_t dtype_size(const std::string& dtype);  // throws std::invalid_argument for unknown dtypes
+
+// Throws std::runtime_error naming the file and what is wrong (header JSON, tensor, offsets).
+SafetensorsFile read_safetensors(const std::filesystem::path& path);
+void write_safetensors(const std::filesystem::path& path, const SafetensorsFile& file);
+
+struct KvFile {
+  std::vector<KvCache> contexts;             // one per context (N = 1 for a [L,2,T,C] tensor)
+  std::vector<std::vector<int32_t>> tokens;  // empty, or one id list per context
+  SourceDtype dtype = SourceDtype::kFp16;
+  std::map<std::string, std::string> metadata;
+};
+
+KvFile load_kv(const std::filesystem::path& path);
+// Writes tensor "kv" [L,2,T,C] in `dtype` (and "tokens" if given), with shape metadata L/H/D/T added.
+void save_kv(const std::filesystem::path& path, const KvCache& kv, SourceDtype dtype,
+             std::map<std::string, std::string> metadata = {}, const std::vector<int32_t>& tokens = {});
+
+const char* dtype_name(SourceDtype dtype);  // "F16", "BF16", "F32"
+
+}  // namespace kvstream::codec

@@ -1,0 +1,63 @@
+// Per-token vector-wise absmax quantization (CACHEGEN.md §4.1), shared by the CacheGen codec and the
+// N-bit baseline. One token's C channels share one scale m = max_c |x[c]|, stored as fp16 rounded
+// *up*, so |x| <= m always holds and every symbol stays in [0, 2Q].
+//
+//   CacheGen (artifact):  s = rint(x * (Q/m) + Q)         offset added before rounding
+//   N-bit baseline:       s = rint(x * (Q/m)) + Q         round, then offset (int8 q = round(x·127/m))
+//   decode (both):        x̂ = (s - Q) / Q * m
+// rint rounds half to even in the default rounding mode, like torch.round.
+// Invariant: |x - x̂| <= m / (2Q) up to float32 rounding. An all-zero token stores m = 0 and emits Q.
+#pragma once
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "half.h"
+
+namespace kvstream::codec {
+
+enum class RoundingOrder { kOffsetThenRound, kRoundThenOffset };
+
+// Q for a bin count (bins 32 -> 15, 16 -> 7, 12 -> 5, 8 -> 3, 256 -> 127).
+inline int bins_to_q(int bins) { return bins / 2 - 1; }
+
+// Quantizes the `channels` values at x into symbols (written at symbols[c * stride]); returns the
+// fp16 bits of the scale. Throws std::invalid_argument for values that are not finite fp16.
+inline uint16_t quantize_token(const float* x, int channels, int q, RoundingOrder order, uint8_t* symbols,
+                               ptrdiff_t stride) {
+  float max_abs = 0.0f;
+  for (int c = 0; c < channels; ++c) {
+    const float a = std::fabs(x[c]);
+    if (!(a <= kHalfMax))
+      throw std::invalid_argument("KV value " + std::to_string(x[c]) + " at channel " + std::to_string(c) +
+                                  " is not a finite fp16 number");
+    max_abs = a > max_abs ? a : max_abs;
+  }
+  const uint16_t scale_bits = float_to_half_up(max_abs);
+  const float m = half_to_float(scale_bits);
+  const uint8_t zero_symbol = static_cast<uint8_t>(q);
+  if (m == 0.0f) {
+    for (int c = 0; c < channels; ++c) symbols[c * stride] = zero_symbol;
+    return scale_bits;
+  }
+  const float inv = static_cast<float>(q) / m;
+  const float top = static_cast<float>(2 * q);
+  for (int c = 0; c < channels; ++c) {
+    float s = order == RoundingOrder::kOffsetThenRound ? std::nearbyint(x[c] * inv + static_cast<float>(q))
+                                                       : std::nearbyint(x[c] * inv) + static_cast<float>(q);
+    s = s < 0.0f ? 0.0f : (s > top ? top : s);  // float rounding of x*inv may touch ±Q+ε
+    symbols[c * stride] = static_cast<uint8_t>(s);
+  }
+  return scale_bits;
+}
+
+inline void dequantize_token(const uint8_t* symbols, ptrdiff_t stride, int channels, int q, uint16_t scale_bits,
+                             float* out) {
+  const float m = half_to_float(scale_bits);
+  const float fq = static_cast<float>(q);
+  for (int c = 0; c < channels; ++c) out[c] = static_cast<float>(int(symbols[c * stride]) - q) / fq * m;
+}
+
+}  // namespace kvstream::codec

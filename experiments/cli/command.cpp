@@ -1,0 +1,33 @@
+#include "command.h"
+
+#include <iostream>
+
+#include "codec.h"
+#include "data_resolver.h"
+
+namespace kvstream::cli {
+
+bool parse_or_help(const std::vector<std::string>& args, const std::string& usage, po::options_description& options,
+                   po::variables_map& vm, const po::positional_options_description* positional) {
+  options.add_options()("help,h", "show this help");
+  po::command_line_parser parser(args);
+  parser.options(options);
+  if (positional) parser.positional(*positional);
+  po::store(parser.run(), vm);
+  if (vm.count("help")) {
+    std::cout << usage << "\n\n" << options << "\n";
+    return false;
+  }
+  po::notify(vm);
+  return true;
+}
+
+std::string input_path(const std::string& arg) { return data::resolve_input(arg).string(); }
+
+std::string codec_list_help() {
+  std::string text = "codecs (spec = name[:key=value,...]):\n";
+  for (const auto& entry : codec::codec_registry()) text += "  " + entry.name + "  " + entry.summary + "\n";
+  return text;
+}
+
+}  // namespace kvstream::cli

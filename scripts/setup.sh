@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Installs the Debian packages kvstream needs (only those missing) and builds it.
+#   KVSTREAM_BUILD_DIR   build directory (default: <repo>/build)
+#   KVSTREAM_CMAKE_ARGS  extra arguments for the CMake configure step
+#   CI=true              adds -DKVSTREAM_WERROR=ON
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+repo=$(pwd)
+build_dir=${KVSTREAM_BUILD_DIR:-$repo/build}
+
+packages=(build-essential cmake ninja-build ccache pkg-config git libtorch-dev libeigen3-dev
+          nlohmann-json3-dev libboost-program-options-dev libgtest-dev libbenchmark-dev libzstd-dev
+          libsentencepiece-dev libopenblas0-pthread python3-matplotlib)
+
+missing=()
+for pkg in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
+  [[ $status == "install ok installed" ]] || missing+=("$pkg")
+done
+
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo=()
+  if ((EUID != 0)); then
+    command -v sudo >/dev/null || { echo "setup: not root and no sudo; install them by hand" >&2; exit 1; }
+    sudo=(sudo)
+  fi
+  # Through env, because sudo drops the caller's environment.
+  apt=("${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -q)
+  "${apt[@]}" update
+  "${apt[@]}" install -y "${missing[@]}"
+else
+  echo "setup: all ${#packages[@]} packages present"
+fi
+
+cmake_args=(-S "$repo" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release)
+if [[ ${CI:-} == true ]]; then
+  cmake_args+=(-DKVSTREAM_WERROR=ON)
+fi
+# Word-split on purpose: KVSTREAM_CMAKE_ARGS holds several arguments.
+read -r -a extra <<<"${KVSTREAM_CMAKE_ARGS:-}"
+cmake_args+=("${extra[@]}")
+
+echo "setup: configuring $build_dir"
+cmake "${cmake_args[@]}"
+echo "setup: building with $(nproc) jobs"
+cmake --build "$build_dir" -j"$(nproc)"
+echo "setup: done"
