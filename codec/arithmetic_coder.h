@@ -7,15 +7,28 @@
 //     symbol (frequency >= 1/65536) keeps a non-empty interval.
 //   * Bits go out MSB-first, byte 0 first; the flush writes pending+1 bits and pads with zeros.
 //   * The symbol count is not in the stream; the decoder is told n. Bits past the end read as 0.
-// Both functions are per-thread code (KVSTREAM_HD) shared with the CUDA kernels.
+// Renormalisation settles all leading bits that low and high share in one step (n = clz(low ^ high)),
+// which is bit-identical to the spec's one-bit loop (tests/codec/reference_arithmetic_coder.h is that
+// loop, kept as the test oracle). Both functions are per-thread code (KVSTREAM_HD) shared with CUDA.
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#if !defined(__CUDACC__)
+#include <bit>
+#endif
 
 #include "cdf.h"
 #include "host_device.h"
 
 namespace kvstream::codec {
+
+KVSTREAM_HD int ac_clz(uint32_t x) {  // x != 0
+#if defined(__CUDA_ARCH__)
+  return __clz(x);
+#else
+  return std::countl_zero(x);
+#endif
+}
 
 // MSB-first bit writer into a fixed buffer. Past `capacity` it keeps counting but stops writing,
 // so the caller learns the size an overflowing stream would have had without any out-of-bounds write.
@@ -23,24 +36,26 @@ struct AcBitWriter {
   uint8_t* out;
   uint32_t capacity;
   uint32_t bytes = 0;
-  uint32_t current = 0;
+  uint64_t pending_bits = 0;  // the low `filled` bits are not yet written (filled < 8 between calls)
   int filled = 0;
 
-  KVSTREAM_HD void put(uint32_t bit) {
-    current = (current << 1) | bit;
-    if (++filled == 8) {
-      if (bytes < capacity) out[bytes] = static_cast<uint8_t>(current);
+  // Appends the low `count` bits of `bits` (1 <= count <= 32), most significant first.
+  KVSTREAM_HD void put(uint32_t bits, int count) {
+    pending_bits = (pending_bits << count) | (bits & ((uint64_t(1) << count) - 1));
+    filled += count;
+    while (filled >= 8) {
+      filled -= 8;
+      if (bytes < capacity) out[bytes] = static_cast<uint8_t>(pending_bits >> filled);
       ++bytes;
-      current = 0;
-      filled = 0;
     }
   }
-  KVSTREAM_HD void put_with_pending(uint32_t bit, uint32_t& pending) {
-    put(bit);
-    for (; pending > 0; --pending) put(bit ^ 1u);
+  KVSTREAM_HD void put_repeated(uint32_t bit, uint32_t count) {
+    const uint32_t word = bit ? 0xFFFFFFFFu : 0u;
+    for (; count >= 32; count -= 32) put(word, 32);
+    if (count > 0) put(word, static_cast<int>(count));
   }
   KVSTREAM_HD void pad_to_byte() {
-    while (filled != 0) put(0);
+    if (filled > 0) put(0, 8 - filled);
   }
 };
 
@@ -55,79 +70,112 @@ KVSTREAM_HD uint32_t ac_encode_stream(const uint8_t* symbols, ptrdiff_t stride, 
     const uint64_t span = uint64_t(high) - low + 1;
     high = static_cast<uint32_t>(uint64_t(low) + ((span * cdf_top(cdf, m, s)) >> 16) - 1);
     low = static_cast<uint32_t>(uint64_t(low) + ((span * cdf[s]) >> 16));
-    for (;;) {
-      if (high < 0x80000000u) {
-        writer.put_with_pending(0, pending);
-        low <<= 1;
-        high = (high << 1) | 1u;
-      } else if (low >= 0x80000000u) {
-        writer.put_with_pending(1, pending);
-        low <<= 1;
-        high = (high << 1) | 1u;
-      } else if (low >= 0x40000000u && high < 0xC0000000u) {
-        ++pending;
-        low = (low << 1) & 0x7FFFFFFFu;
-        high = (high << 1) | 0x80000001u;
-      } else {
-        break;
-      }
+    // E1/E2: the n leading bits low and high share are settled. high - low >= 2^14 here (span > 2^30,
+    // frequency >= 1/65536), so low ^ high != 0 and 1 <= n <= 18.
+    if (const uint32_t diff = low ^ high; diff < 0x80000000u) {
+      const int settled = ac_clz(diff);
+      const uint32_t first = low >> 31;
+      writer.put(first, 1);
+      writer.put_repeated(first ^ 1u, pending);
+      pending = 0;
+      if (settled > 1) writer.put(low >> (32 - settled), settled - 1);  // the rest of the settled bits
+      low <<= settled;
+      high = (high << settled) | ((1u << settled) - 1);
+    }
+    // E3: low = 01..., high = 10...: defer the bit. (No E1/E2 can follow an E3 step: low < 2^31 <= high.)
+    while (low >= 0x40000000u && high < 0xC0000000u) {
+      ++pending;
+      low = (low << 1) & 0x7FFFFFFFu;
+      high = (high << 1) | 0x80000001u;
     }
   }
-  ++pending;
-  writer.put_with_pending(low < 0x40000000u ? 0u : 1u, pending);
+  const uint32_t last = low < 0x40000000u ? 0u : 1u;  // flush: pending + 1 bits pin the final interval
+  writer.put(last, 1);
+  writer.put_repeated(last ^ 1u, pending + 1);
   writer.pad_to_byte();
   return writer.bytes;
 }
 
-// MSB-first bit reader over [in, in + length); reads past the end return 0.
+// MSB-first bit reader over [in, in + length) through a 64-bit window; reads past the end return 0.
 struct AcBitReader {
   const uint8_t* in;
   uint32_t length;
-  uint64_t cursor = 0;  // in bits
+  uint64_t next_byte = 0;
+  uint64_t window = 0;  // upcoming bits, left-aligned
+  int available = 0;
 
-  KVSTREAM_HD uint32_t next() {
-    const uint64_t byte = cursor >> 3;
-    const uint32_t bit = byte < length ? (in[byte] >> (7 - (cursor & 7))) & 1u : 0u;
-    ++cursor;
-    return bit;
+  // The next `count` bits (1 <= count <= 32).
+  KVSTREAM_HD uint32_t take(int count) {
+    if (available < count) {
+      for (; available <= 56; available += 8, ++next_byte)
+        window |= uint64_t(next_byte < length ? in[next_byte] : 0) << (56 - available);
+    }
+    const auto bits = static_cast<uint32_t>(window >> (64 - count));
+    window <<= count;
+    available -= count;
+    return bits;
+  }
+};
+
+// Coarse symbol lookup for one CDF row: first[j] = the symbol whose interval holds count j * 256.
+// The decoder starts there and steps up while the next boundary is still <= count; wide (frequent)
+// symbols are found at once, only the bucket's narrow symbols need a step or two.
+struct AcSymbolLookup {
+  uint8_t first[256];
+};
+
+KVSTREAM_HD void ac_build_lookup(const uint16_t* cdf, int m, AcSymbolLookup& lookup) {
+  int s = 0;
+  for (int j = 0; j < 256; ++j) {
+    while (s + 1 < m && cdf[s + 1] <= uint32_t(j) << 8) ++s;
+    lookup.first[j] = static_cast<uint8_t>(s);
+  }
+}
+
+// Decoder state of one stream. next() decodes one symbol; it never reads outside the stream and
+// always returns a symbol < m, whatever the input bytes (low/high evolve only through valid symbols,
+// so the renormalisation invariant holds on garbage too).
+struct AcDecoder {
+  AcBitReader reader;
+  uint32_t value;
+  uint32_t low = 0, high = 0xFFFFFFFFu;
+
+  KVSTREAM_HD AcDecoder(const uint8_t* in, uint32_t length) : reader{in, length}, value(reader.take(32)) {}
+
+  // `renormalise` is false for the stream's last symbol (the artifact stops there).
+  KVSTREAM_HD int next(const uint16_t* cdf, const AcSymbolLookup& lookup, int m, bool renormalise) {
+    const uint64_t span = uint64_t(high) - low + 1;
+    const uint64_t count = ((uint64_t(value) - low + 1) * 65536u - 1) / span;
+    // s = largest symbol with cdf[s] <= count. count exceeds 65535 only on corrupt input; clamping
+    // it keeps s = m - 1, as the spec's search would.
+    const uint32_t key = count > 0xFFFFu ? 0xFFFFu : static_cast<uint32_t>(count);
+    int s = lookup.first[key >> 8];
+    while (s + 1 < m && cdf[s + 1] <= key) ++s;
+    if (!renormalise) return s;
+    high = static_cast<uint32_t>(uint64_t(low) + ((span * cdf_top(cdf, m, s)) >> 16) - 1);
+    low = static_cast<uint32_t>(uint64_t(low) + ((span * cdf[s]) >> 16));
+    if (const uint32_t diff = low ^ high; diff < 0x80000000u) {  // E1/E2, as in the encoder
+      const int settled = ac_clz(diff);
+      low <<= settled;
+      high = (high << settled) | ((1u << settled) - 1);
+      value = (value << settled) | reader.take(settled);
+    }
+    while (low >= 0x40000000u && high < 0xC0000000u) {  // E3
+      low = (low << 1) & 0x7FFFFFFFu;
+      high = (high << 1) | 0x80000001u;
+      value = ((value - 0x40000000u) << 1) | reader.take(1);
+    }
+    return s;
   }
 };
 
 // Decodes n symbols from a stream of `length` bytes into symbols[0], symbols[stride], ...
-// Never reads outside [in, in + length) and always writes symbols < m, whatever the input bytes.
 KVSTREAM_HD void ac_decode_stream(const uint8_t* in, uint32_t length, uint32_t n, const uint16_t* cdf, int m,
                                   uint8_t* symbols, ptrdiff_t stride) {
-  AcBitReader reader{in, length};
-  uint32_t value = 0;
-  for (int i = 0; i < 32; ++i) value = (value << 1) | reader.next();
-  uint32_t low = 0, high = 0xFFFFFFFFu;
-  for (uint32_t t = 0; t < n; ++t) {
-    const uint64_t span = uint64_t(high) - low + 1;
-    const uint64_t count = ((uint64_t(value) - low + 1) * 65536u - 1) / span;
-    int lo = 0, hi = m - 1;  // largest s with cdf[s] <= count (cdf[0] = 0 <= count)
-    while (lo < hi) {
-      const int mid = (lo + hi + 1) >> 1;
-      if (cdf[mid] <= count) lo = mid; else hi = mid - 1;
-    }
-    const int s = lo;
-    symbols[t * stride] = static_cast<uint8_t>(s);
-    if (t + 1 == n) break;  // no renormalisation after the last symbol
-    high = static_cast<uint32_t>(uint64_t(low) + ((span * cdf_top(cdf, m, s)) >> 16) - 1);
-    low = static_cast<uint32_t>(uint64_t(low) + ((span * cdf[s]) >> 16));
-    for (;;) {
-      if (low >= 0x80000000u || high < 0x80000000u) {
-        low <<= 1;
-        high = (high << 1) | 1u;
-        value = (value << 1) | reader.next();
-      } else if (low >= 0x40000000u && high < 0xC0000000u) {
-        low = (low << 1) & 0x7FFFFFFFu;
-        high = (high << 1) | 0x80000001u;
-        value = ((value - 0x40000000u) << 1) | reader.next();
-      } else {
-        break;
-      }
-    }
-  }
+  AcSymbolLookup lookup;
+  ac_build_lookup(cdf, m, lookup);
+  AcDecoder decoder(in, length);
+  for (uint32_t t = 0; t < n; ++t) symbols[t * stride] = static_cast<uint8_t>(decoder.next(cdf, lookup, m, t + 1 < n));
 }
 
 }  // namespace kvstream::codec

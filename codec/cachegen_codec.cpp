@@ -147,8 +147,12 @@ class CacheGenCodec final : public Codec {
         for (int c = 0; c < channels; ++c) {
           const uint8_t* symbols = q.row_token(row, s0) + c;
           const uint16_t* row_cdf = cdf.data() + (size_t(row) * channels + c) * (p.alphabet + 1);
-          // Arithmetic code only if strictly shorter than the raw symbols (so <= 255 bytes).
-          const uint32_t length = ac_encode_stream(symbols, channels, n, row_cdf, p.alphabet, buffer, n - 1);
+          // Arithmetic code only if strictly shorter than the raw symbols (so <= 255 bytes). Trailing
+          // zero bytes are dropped: the decoder reads zeros past a stream's end (as the artifact's
+          // decoder, which zero-fills each stream to 256 bytes), so they carry no information.
+          uint32_t length = ac_encode_stream(symbols, channels, n, row_cdf, p.alphabet, buffer, n - 1);
+          if (length < n)
+            while (length > 1 && buffer[length - 1] == 0) --length;
           if (length < n) {
             lens.push_back(static_cast<uint8_t>(length - 1));
             data.insert(data.end(), buffer, buffer + length);
@@ -251,6 +255,25 @@ std::vector<uint16_t> read_cdf(const ParsedBitstream& parsed, const Params& p, c
   return cdf;
 }
 
+// Decodes the C streams of one (sub-chunk, row) into symbols[t * C + c], advancing `offset` through DATA.
+void decode_row_streams(const uint8_t* data, size_t& offset, const uint8_t* codes, int channels, uint32_t n,
+                        const uint16_t* row_cdf, const AcSymbolLookup* row_lookup, int alphabet, uint8_t* symbols) {
+  for (int c = 0; c < channels; ++c) {
+    uint8_t* out = symbols + c;
+    if (codes[c] == kRawStreamCode) {
+      for (uint32_t t = 0; t < n; ++t) out[size_t(t) * channels] = data[offset + t];
+      offset += n;
+      continue;
+    }
+    const uint32_t length = uint32_t(codes[c]) + 1;
+    AcDecoder decoder(data + offset, length);
+    const uint16_t* cdf = row_cdf + size_t(c) * (alphabet + 1);
+    for (uint32_t t = 0; t < n; ++t)
+      out[size_t(t) * channels] = static_cast<uint8_t>(decoder.next(cdf, row_lookup[c], alphabet, t + 1 < n));
+    offset += length;
+  }
+}
+
 KvCache decode(const ParsedBitstream& parsed, const DecodeContext& context) {
   const KvShape& shape = parsed.header.shape;
   const Params p = parse_params(parsed);
@@ -282,30 +305,23 @@ KvCache decode(const ParsedBitstream& parsed, const DecodeContext& context) {
       throw BitstreamError(K::kCorruptPayload, "SCAL", "scale " + std::to_string(i) + " is negative, inf or NaN");
   }
 
+  std::vector<AcSymbolLookup> lookups(size_t(rows) * channels);  // one per CDF row, shared by the sub-chunks
+  for (size_t i = 0; i < lookups.size(); ++i) ac_build_lookup(cdf.data() + i * (p.alphabet + 1), p.alphabet, lookups[i]);
   size_t offset = 0, stream = 0;
   for (int64_t s0 = 0; s0 < shape.tokens; s0 += p.sub_tokens) {
     const auto n = static_cast<uint32_t>(std::min<int64_t>(p.sub_tokens, shape.tokens - s0));
-    for (int row = 0; row < rows; ++row) {
+    for (int row = 0; row < rows; ++row, stream += channels) {
+      decode_row_streams(data.data(), offset, lens.data() + stream, channels, n,
+                         cdf.data() + size_t(row) * channels * (p.alphabet + 1), lookups.data() + size_t(row) * channels,
+                         p.alphabet, q.row_token(row, s0));
       const auto top = static_cast<uint8_t>(2 * bins_to_q(p.spec.bins_of_row(row)));
-      for (int c = 0; c < channels; ++c, ++stream) {
-        uint8_t* symbols = q.row_token(row, s0) + c;
-        const uint8_t code = lens[stream];
-        if (code == kRawStreamCode) {
-          for (uint32_t t = 0; t < n; ++t) symbols[size_t(t) * channels] = data[offset + t];
-          offset += n;
-        } else {
-          const uint32_t length = uint32_t(code) + 1;
-          ac_decode_stream(data.data() + offset, length, n, cdf.data() + (size_t(row) * channels + c) * (p.alphabet + 1),
-                           p.alphabet, symbols, channels);
-          offset += length;
-        }
-        for (uint32_t t = 0; t < n; ++t)
-          if (symbols[size_t(t) * channels] > top)
-            throw BitstreamError(K::kCorruptPayload, "DATA",
-                                 "symbol " + std::to_string(symbols[size_t(t) * channels]) + " outside [0, " +
-                                     std::to_string(top) + "] in row " + std::to_string(row) + ", channel " +
-                                     std::to_string(c) + ", token " + std::to_string(s0 + t));
-      }
+      const uint8_t* symbols = q.row_token(row, s0);
+      for (size_t i = 0; i < size_t(n) * channels; ++i)
+        if (symbols[i] > top)
+          throw BitstreamError(K::kCorruptPayload, "DATA",
+                               "symbol " + std::to_string(symbols[i]) + " outside [0, " + std::to_string(top) +
+                                   "] in row " + std::to_string(row) + ", channel " + std::to_string(i % channels) +
+                                   ", token " + std::to_string(s0 + int64_t(i / channels)));
     }
   }
   KvCache out(shape);
