@@ -43,9 +43,7 @@ KvCache KvCache::concat_tokens(const std::vector<KvCache>& parts) {
   KvShape shape = parts.front().shape();
   shape.tokens = 0;
   for (const auto& p : parts) {
-    KvShape s = p.shape();
-    s.tokens = 0;
-    if (!(s == shape))
+    if (p.shape().layers != shape.layers || p.shape().kv_heads != shape.kv_heads || p.shape().head_dim != shape.head_dim)
       throw std::invalid_argument("KvCache::concat_tokens: shapes differ (" + parts.front().shape().to_string() +
                                   " vs " + p.shape().to_string() + ")");
     shape.tokens += p.shape().tokens;

@@ -41,6 +41,9 @@ DecodedContext decode_kvs(const std::filesystem::path& path, const DecodeContext
         out.dtype = chunk.header.source_dtype;
       } else if (chunk.header.t0 != next_t0) {
         throw std::runtime_error("starts at token " + std::to_string(chunk.header.t0) + ", expected " + std::to_string(next_t0));
+      } else if (const KvShape& first = parts.front().shape(), &shape = chunk.header.shape;
+                 shape.layers != first.layers || shape.kv_heads != first.kv_heads || shape.head_dim != first.head_dim) {
+        throw std::runtime_error("has shape " + shape.to_string() + ", chunk 0 has " + first.to_string());
       }
       next_t0 = chunk.header.t0 + chunk.header.shape.tokens;
       parts.push_back(std::move(chunk.kv));

@@ -1,5 +1,6 @@
 #include "command.h"
 
+#include <algorithm>
 #include <iostream>
 
 #include "codec.h"
@@ -26,7 +27,8 @@ std::string input_path(const std::string& arg) { return data::resolve_input(arg)
 
 std::string codec_list_help() {
   std::string text = "codecs (spec = name[:key=value,...]):\n";
-  for (const auto& entry : codec::codec_registry()) text += "  " + entry.name + "  " + entry.summary + "\n";
+  for (const auto& entry : codec::codec_registry())
+    text += "  " + entry.name + std::string(10 - std::min<size_t>(9, entry.name.size()), ' ') + entry.summary + "\n";
   return text;
 }
 

@@ -16,7 +16,7 @@ Command encode_command() {
             po::options_description options("options");
             options.add_options()
               ("kv", po::value(&kv_path)->required(), "input KV dump: tensor kv [L,2,T,C] or [N,L,2,T,C]")
-              ("codec", po::value(&codec_spec)->default_value("cachegen"), "codec spec (see below)")
+              ("codec", po::value(&codec_spec)->default_value("cachegen"), "codec spec (see the list above)")
               ("level", po::value(&level)->default_value(0), "ladder level; 0 = the codec's highest")
               ("chunk-tokens", po::value(&chunk_tokens)->default_value(0), "tokens per chunk; 0 = the whole context")
               ("context", po::value(&context)->default_value(0), "which context of an [N,...] dump")
