@@ -4,21 +4,14 @@
 #include <iterator>
 #include <stdexcept>
 
+#include "atomic_file.h"
+
 namespace kvstream::codec {
 
 void write_kvs(const std::filesystem::path& path, const std::vector<std::vector<uint8_t>>& bitstreams) {
-  const auto tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error("cannot create " + tmp);
+  write_file_atomically(path, [&](std::ostream& out) {
     for (const auto& b : bitstreams) out.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
-    if (!out) {
-      out.close();
-      std::filesystem::remove(tmp);
-      throw std::runtime_error("write failed: " + tmp);
-    }
-  }
-  std::filesystem::rename(tmp, path);
+  });
 }
 
 DecodedContext decode_kvs(const std::filesystem::path& path, const DecodeContext& context) {

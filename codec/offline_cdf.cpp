@@ -4,6 +4,7 @@
 #include <iterator>
 #include <stdexcept>
 
+#include "atomic_file.h"
 #include "byte_io.h"
 #include "cdf.h"
 #include "crc32c.h"
@@ -84,13 +85,9 @@ void OfflineCdfTable::compute_id() {
 
 void OfflineCdfTable::save(const std::filesystem::path& path) const {
   const auto bytes = serialize();
-  const auto tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+  write_file_atomically(path, [&](std::ostream& out) {
     out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    if (!out) throw std::runtime_error("cannot write " + tmp);
-  }
-  std::filesystem::rename(tmp, path);
+  });
 }
 
 OfflineCdfTable OfflineCdfTable::load(const std::filesystem::path& path) {

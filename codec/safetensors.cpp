@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "atomic_file.h"
 #include "byte_io.h"
 #include "half.h"
 
@@ -122,17 +123,12 @@ void write_safetensors(const std::filesystem::path& path, const SafetensorsFile&
   text.append((8 - text.size() % 8) % 8, ' ');  // align the data block to 8 bytes
   std::vector<uint8_t> len;
   ByteWriter(len).put<uint64_t>(text.size());
-  const auto tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw file_error(tmp, "cannot create");
+  write_file_atomically(path, [&](std::ostream& out) {
     out.write(reinterpret_cast<const char*>(len.data()), 8);
     out.write(text.data(), static_cast<std::streamsize>(text.size()));
     for (const auto& [name, t] : file.tensors)
       out.write(reinterpret_cast<const char*>(t.data.data()), static_cast<std::streamsize>(t.data.size()));
-    if (!out) throw file_error(tmp, "write failed");
-  }
-  std::filesystem::rename(tmp, path);
+  });
 }
 
 KvFile load_kv(const std::filesystem::path& path) {
