@@ -1,0 +1,251 @@
+// CacheGen level ladders (CACHEGEN.md §7): the built-in ladders mapped to concrete layer counts,
+// against the tables they come from (the artifact's Mistral-7B / 70B configs, LMCache's default and
+// the L=5 scaling of shared/data/SOURCES.md §2a′), and errors for malformed ladder files.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <functional>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ladder.h"
+
+namespace kvstream::codec {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Per-layer bins from (end, bins) ranges over `layers` layers, e.g. {{10, 32}, {32, 16}}.
+std::vector<int> ranges(std::initializer_list<std::pair<int, int>> list) {
+  std::vector<int> out;
+  for (const auto& [end, bins] : list) out.resize(size_t(end), bins);
+  return out;
+}
+
+void expect_spec(const Ladder& ladder, int level, int layers, const std::vector<int>& key, const std::vector<int>& value) {
+  SCOPED_TRACE(ladder.name() + " level " + std::to_string(level) + " L=" + std::to_string(layers));
+  const LevelSpec spec = ladder.level_spec(level, layers);
+  EXPECT_EQ(spec.level, level);
+  EXPECT_EQ(spec.key_bins, key);
+  EXPECT_EQ(spec.value_bins, value);
+  EXPECT_NO_THROW(spec.validate(layers));
+  int alphabet = 0;
+  for (int b : key) alphabet = std::max(alphabet, b);
+  for (int b : value) alphabet = std::max(alphabet, b);
+  EXPECT_EQ(spec.alphabet(), alphabet);
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no std::invalid_argument thrown";
+  return "";
+}
+
+TEST(Ladder, BuiltinNamesLoad) {
+  EXPECT_EQ(Ladder::builtin_names(), std::vector<std::string>({"generic", "mistral-7b", "llama-70b", "lmcache-default"}));
+  for (const auto& name : Ladder::builtin_names()) EXPECT_EQ(Ladder::from_name_or_path(name).name(), name);
+  EXPECT_EQ(Ladder::from_name_or_path("generic").levels(), std::vector<int>({1, 2, 3}));
+  EXPECT_EQ(Ladder::from_name_or_path("mistral-7b").levels(), std::vector<int>({1, 2, 3}));
+  EXPECT_EQ(Ladder::from_name_or_path("llama-70b").levels(), std::vector<int>({1}));
+  EXPECT_EQ(Ladder::from_name_or_path("lmcache-default").levels(), std::vector<int>({1}));
+}
+
+TEST(Ladder, GenericAtFiveLayersIsTheSourcesTable) {
+  // SOURCES.md §2a′: level 3 = 32 everywhere; level 2 = K 0-1 at 32, 2-4 at 16, V 0 at 32, 1-4 at 16;
+  // level 1 = K 0-2 at 16, 3-4 at 12, V 0 at 16, 1-4 at 12.
+  const Ladder generic = Ladder::from_name_or_path("generic");
+  expect_spec(generic, 1, 5, {16, 16, 16, 12, 12}, {16, 12, 12, 12, 12});
+  expect_spec(generic, 2, 5, {32, 32, 16, 16, 16}, {32, 16, 16, 16, 16});
+  expect_spec(generic, 3, 5, {32, 32, 32, 32, 32}, {32, 32, 32, 32, 32});
+  EXPECT_EQ(generic.level_spec(1, 5).alphabet(), 16);
+  EXPECT_EQ(generic.level_spec(2, 5).alphabet(), 32);
+}
+
+TEST(Ladder, GenericAt32LayersIsMistral7b) {
+  const Ladder generic = Ladder::from_name_or_path("generic");
+  const Ladder mistral = Ladder::from_name_or_path("mistral-7b");
+  // CACHEGEN.md §7 Mistral-7B table: K [0,10) [10,20) [20,32), V [0,2) [2,32).
+  expect_spec(mistral, 1, 32, ranges({{10, 16}, {20, 16}, {32, 12}}), ranges({{2, 16}, {32, 12}}));
+  expect_spec(mistral, 2, 32, ranges({{10, 32}, {20, 16}, {32, 16}}), ranges({{2, 32}, {32, 16}}));
+  expect_spec(mistral, 3, 32, ranges({{32, 32}}), ranges({{32, 32}}));
+  for (int level : {1, 2, 3}) EXPECT_EQ(generic.level_spec(level, 32), mistral.level_spec(level, 32)) << level;
+}
+
+TEST(Ladder, ExactLaddersRejectOtherLayerCounts) {
+  const Ladder mistral = Ladder::from_name_or_path("mistral-7b");
+  const std::string message = error_of([&] { mistral.level_spec(2, 5); });
+  EXPECT_NE(message.find("generic"), std::string::npos) << message;
+  EXPECT_NE(message.find("32"), std::string::npos) << message;
+  EXPECT_THROW(Ladder::from_name_or_path("llama-70b").level_spec(1, 32), std::invalid_argument);
+}
+
+TEST(Ladder, UnknownLevelAndBadLayerCount) {
+  const Ladder generic = Ladder::from_name_or_path("generic");
+  const std::string message = error_of([&] { generic.level_spec(4, 5); });
+  EXPECT_NE(message.find("1, 2, 3"), std::string::npos) << message;
+  EXPECT_THROW(generic.level_spec(0, 5), std::invalid_argument);
+  EXPECT_THROW(generic.level_spec(2, 0), std::invalid_argument);
+  EXPECT_THROW(generic.level_spec(2, -3), std::invalid_argument);
+}
+
+TEST(Ladder, Llama70bAt80Layers) {
+  // CACHEGEN.md §7 70B row: K [0,20)=32, [20,40)=32, [40,80)=16; V [0,20)=32, [20,80)=16.
+  expect_spec(Ladder::from_name_or_path("llama-70b"), 1, 80, ranges({{40, 32}, {80, 16}}), ranges({{20, 32}, {80, 16}}));
+}
+
+TEST(Ladder, LmcacheDefault) {
+  const Ladder lmcache = Ladder::from_name_or_path("lmcache-default");
+  // Fewer than 10 layers: 32 everywhere.
+  expect_spec(lmcache, 1, 5, std::vector<int>(5, 32), std::vector<int>(5, 32));
+  expect_spec(lmcache, 1, 9, std::vector<int>(9, 32), std::vector<int>(9, 32));
+  // glm-4-9b-chat (40 layers): K [0,10)=32, [10,40)=16; V [0,2)=32, [2,40)=16.
+  expect_spec(lmcache, 1, 40, ranges({{10, 32}, {40, 16}}), ranges({{2, 32}, {40, 16}}));
+  expect_spec(lmcache, 1, 32, ranges({{10, 32}, {32, 16}}), ranges({{2, 32}, {32, 16}}));
+  expect_spec(lmcache, 1, 10, ranges({{10, 32}}), ranges({{2, 32}, {10, 16}}));
+}
+
+TEST(Ladder, GenericAtSmallLayerCounts) {
+  // scale rule: end_i = min(max(prev + 1, rint(t_i·L/32)), max(prev + 1, L - later ranges)).
+  const Ladder generic = Ladder::from_name_or_path("generic");
+  // L = 1: the first range takes the only layer.
+  expect_spec(generic, 1, 1, {16}, {16});
+  expect_spec(generic, 2, 1, {32}, {32});
+  expect_spec(generic, 3, 1, {32}, {32});
+  // L = 2: K ends rint(0.625) = 1, then 2; V ends max(1, rint(0.125)) = 1, then 2.
+  expect_spec(generic, 1, 2, {16, 16}, {16, 12});
+  expect_spec(generic, 2, 2, {32, 16}, {32, 16});
+  // L = 3: K ends 1, 2, 3 (one layer per range); V ends 1, 3.
+  expect_spec(generic, 1, 3, {16, 16, 12}, {16, 12, 12});
+  expect_spec(generic, 2, 3, {32, 16, 16}, {32, 16, 16});
+  for (int layers = 1; layers <= 100; ++layers)
+    for (int level : generic.levels()) {
+      const LevelSpec spec = generic.level_spec(level, layers);
+      ASSERT_NO_THROW(spec.validate(layers)) << "L=" << layers;
+      // The first layer always gets the first range's bins; from L = 3 on, the last layer the last range's.
+      EXPECT_EQ(spec.key_bins.front(), level == 1 ? 16 : 32) << "L=" << layers;
+      EXPECT_EQ(spec.value_bins.front(), level == 1 ? 16 : 32) << "L=" << layers;
+      const int last = level == 1 ? 12 : level == 2 ? 16 : 32;
+      if (layers >= 3) {
+        EXPECT_EQ(spec.key_bins.back(), last) << "L=" << layers;
+      }
+      if (layers >= 2) {
+        EXPECT_EQ(spec.value_bins.back(), last) << "L=" << layers;
+      }
+    }
+}
+
+TEST(LevelSpec, Validate) {
+  LevelSpec spec{2, {32, 16}, {4, 64}};
+  EXPECT_NO_THROW(spec.validate(2));
+  EXPECT_EQ(spec.alphabet(), 64);
+  EXPECT_EQ(spec.bins_of_row(0), 32);
+  EXPECT_EQ(spec.bins_of_row(3), 64);
+  EXPECT_THROW(spec.validate(3), std::invalid_argument);  // wrong number of entries
+  for (int bad : {0, 3, 65, 255}) {
+    LevelSpec b = spec;
+    b.value_bins[0] = bad;
+    EXPECT_THROW(b.validate(2), std::invalid_argument) << bad;
+  }
+  LevelSpec uneven{1, {32, 16}, {32}};
+  EXPECT_THROW(uneven.validate(2), std::invalid_argument);
+}
+
+// Writes ladder files into a fresh temporary directory.
+class LadderFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("kvstream_ladder_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  fs::path write(const std::string& name, const std::string& json) {
+    const fs::path path = dir_ / name;
+    std::ofstream(path) << json;
+    return path;
+  }
+
+  // The load error for `json`, which must mention both the file and `json_path`.
+  void expect_load_error(const std::string& json, const std::string& json_path) {
+    const fs::path path = write("bad.json", json);
+    const std::string message = error_of([&] { Ladder::load(path); });
+    EXPECT_NE(message.find(path.string()), std::string::npos) << message;
+    EXPECT_NE(message.find(json_path), std::string::npos) << "expected " << json_path << " in: " << message;
+  }
+
+  // A 4-layer ladder file with the given level list and rule fields.
+  static std::string ladder_json(const std::string& levels, const std::string& extra = "\"layer_rule\": \"exact\"") {
+    return "{\"name\": \"custom\", \"layers\": 4, " + extra + ", \"levels\": " + levels + "}";
+  }
+
+  fs::path dir_;
+};
+
+const std::string kGoodLevels =
+    R"([{"level": 1, "key": [{"until": 2, "bins": 8}, {"until": 4, "bins": 4}], "value": [{"until": 4, "bins": 8}]},
+        {"level": 5, "key": [{"until": 4, "bins": 64}], "value": [{"until": 1, "bins": 64}, {"until": 4, "bins": 12}]}])";
+
+TEST_F(LadderFile, CustomLadderByPath) {
+  const fs::path path = write("custom.json", ladder_json(kGoodLevels));
+  const Ladder ladder = Ladder::from_name_or_path(path.string());
+  EXPECT_EQ(ladder.name(), "custom");
+  EXPECT_EQ(ladder.levels(), std::vector<int>({1, 5}));
+  expect_spec(ladder, 1, 4, {8, 8, 4, 4}, {8, 8, 8, 8});
+  expect_spec(ladder, 5, 4, {64, 64, 64, 64}, {64, 12, 12, 12});
+  EXPECT_THROW(ladder.level_spec(1, 5), std::invalid_argument);  // exact rule
+}
+
+TEST_F(LadderFile, UnknownNameListsTheBuiltins) {
+  const std::string message = error_of([&] { Ladder::from_name_or_path((dir_ / "missing.json").string()); });
+  EXPECT_NE(message.find("generic, mistral-7b, llama-70b, lmcache-default"), std::string::npos) << message;
+  EXPECT_NE(message.find("missing.json"), std::string::npos) << message;
+}
+
+TEST_F(LadderFile, MalformedFilesNameTheJsonPath) {
+  expect_load_error("{\"name\": ", "not valid JSON");
+  expect_load_error("{\"layers\": 4}", "$.name");
+  expect_load_error("{\"name\": \"x\", \"layers\": \"4\"}", "$.layers");
+  expect_load_error("{\"name\": \"x\", \"layers\": 0, \"levels\": []}", "$.layers");
+  expect_load_error(ladder_json(kGoodLevels, "\"layer_rule\": \"stretch\""), "$.layer_rule");
+  expect_load_error(ladder_json("[]"), "$.levels");
+  expect_load_error(ladder_json(R"([{"key": [{"until": 4, "bins": 8}], "value": [{"until": 4, "bins": 8}]}])"),
+                    "$.levels[0].level");
+  // bins out of [4, 64] in the second key range
+  expect_load_error(ladder_json(R"([{"level": 1, "key": [{"until": 2, "bins": 8}, {"until": 4, "bins": 3}],
+                                     "value": [{"until": 4, "bins": 8}]}])"),
+                    "$.levels[0].key[1].bins");
+  expect_load_error(ladder_json(R"([{"level": 1, "key": [{"until": 4, "bins": 8}],
+                                     "value": [{"until": 4, "bins": 65}]}])"),
+                    "$.levels[0].value[0].bins");
+  // range ends must increase
+  expect_load_error(ladder_json(R"([{"level": 1, "key": [{"until": 2, "bins": 8}, {"until": 2, "bins": 8}],
+                                     "value": [{"until": 4, "bins": 8}]}])"),
+                    "$.levels[0].key[1].until");
+  // last range must end at "layers"
+  expect_load_error(ladder_json(R"([{"level": 1, "key": [{"until": 4, "bins": 8}],
+                                     "value": [{"until": 3, "bins": 8}]}])"),
+                    "$.levels[0].value");
+  expect_load_error(ladder_json(R"([{"level": 1, "key": [], "value": [{"until": 4, "bins": 8}]}])"), "$.levels[0].key");
+  expect_load_error(ladder_json(R"([{"level": 1, "key": [{"until": 4}], "value": [{"until": 4, "bins": 8}]}])"),
+                    "$.levels[0].key[0].bins");
+  // a level twice
+  expect_load_error(ladder_json(R"([{"level": 2, "key": [{"until": 4, "bins": 8}], "value": [{"until": 4, "bins": 8}]},
+                                    {"level": 2, "key": [{"until": 4, "bins": 8}], "value": [{"until": 4, "bins": 8}]}])"),
+                    "$.levels[1].level");
+  expect_load_error(ladder_json(kGoodLevels, "\"layer_rule\": \"clip\", \"uniform_below_layers\": {\"layers\": 2}"),
+                    "$.uniform_below_layers.bins");
+}
+
+}  // namespace
+}  // namespace kvstream::codec
