@@ -1,5 +1,6 @@
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "command.h"
 #include "kvs_file.h"
@@ -24,18 +25,19 @@ Command decode_command() {
             if (!parse_or_help(args, "usage: kvstream decode IN.kvs --out OUT.safetensors [--cdf-table T.kvcdf]", options, vm,
                                &positional))
               return 0;
-            codec::DecodeContext context;
-            for (const auto& t : tables)
-              context.cdf_tables.push_back(std::make_shared<codec::OfflineCdfTable>(codec::OfflineCdfTable::load(input_path(t))));
-            const auto decoded = codec::decode_kvs(input_path(in_path), context);
-            codec::SourceDtype out_dtype = decoded.dtype;
+            std::optional<codec::SourceDtype> out_dtype;  // empty = as encoded
             if (dtype == "f16") out_dtype = codec::SourceDtype::kFp16;
             else if (dtype == "bf16") out_dtype = codec::SourceDtype::kBf16;
             else if (dtype == "f32") out_dtype = codec::SourceDtype::kFp32;
             else if (dtype != "source") throw po::error("--dtype must be source, f16, bf16 or f32, got \"" + dtype + "\"");
-            codec::save_kv(out_path, decoded.kv, out_dtype, {{"decoded_from", in_path}, {"t0", std::to_string(decoded.t0)}});
+            codec::DecodeContext context;
+            for (const auto& t : tables)
+              context.cdf_tables.push_back(std::make_shared<codec::OfflineCdfTable>(codec::OfflineCdfTable::load(input_path(t))));
+            const auto decoded = codec::decode_kvs(input_path(in_path), context);
+            if (!out_dtype) out_dtype = decoded.dtype;
+            codec::save_kv(out_path, decoded.kv, *out_dtype, {{"decoded_from", in_path}, {"t0", std::to_string(decoded.t0)}});
             std::cout << out_path << ": " << decoded.kv.shape().to_string() << " from " << decoded.chunks << " chunk(s), "
-                      << codec::dtype_name(out_dtype) << "\n";
+                      << codec::dtype_name(*out_dtype) << "\n";
             return 0;
           }};
 }
