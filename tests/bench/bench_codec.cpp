@@ -4,17 +4,14 @@
 #include <benchmark/benchmark.h>
 
 #include "codec.h"
-#include "data_resolver.h"
+#include "test_support.h"
 #include "safetensors.h"
 
 namespace {
 
 using namespace kvstream;
 
-const codec::KvFile& fixture() {
-  static const codec::KvFile kv = codec::load_kv(data::resolve_data("kv/stories260K_tinystories_4x512.safetensors"));
-  return kv;
-}
+const codec::KvFile& fixture() { return test_support::kv_fixture(); }
 
 void encode(benchmark::State& state, const std::string& spec, int level) {
   const auto codec = codec::make_codec(spec);

@@ -22,7 +22,7 @@
 #include "cachegen_codec.h"
 #include "codec.h"
 #include "crc32c.h"
-#include "data_resolver.h"
+#include "test_support.h"
 #include "kvs_file.h"
 #include "offline_cdf.h"
 #include "safetensors.h"
@@ -33,10 +33,7 @@ namespace {
 namespace fs = std::filesystem;
 using K = BitstreamErrorKind;
 
-const KvCache& context0() {
-  static const KvFile kv = load_kv(data::resolve_data("kv/stories260K_tinystories_4x512.safetensors"));
-  return kv.contexts.at(0);
-}
+const KvCache& context0() { return test_support::kv_fixture().contexts.at(0); }
 
 // Level 2, tokens [0, 300): two sub-chunks (256 + 44), sections PARM SCAL CDF_ LENS DATA.
 const std::vector<uint8_t>& cachegen_bytes() {
@@ -393,15 +390,8 @@ TEST(BitstreamErrors, OfflineTables) {
 
 // --- .kvs files ---------------------------------------------------------------------------------
 
-class KvsFile : public ::testing::Test {
+class KvsFile : public test_support::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("kvstream_kvs_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
 
   // Writes the chunks [t0, t1) of context 0 (cachegen level 1) as one .kvs file.
   fs::path write(const std::vector<std::pair<int64_t, int64_t>>& chunks, const std::string& name = "x.kvs") {
@@ -424,7 +414,6 @@ class KvsFile : public ::testing::Test {
     return "";
   }
 
-  fs::path dir_;
 };
 
 TEST_F(KvsFile, ConcatTokensJoinsEqualShapes) {

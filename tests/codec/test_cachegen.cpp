@@ -19,7 +19,7 @@
 #include "cachegen_codec.h"
 #include "cachegen_quantizer.h"
 #include "codec.h"
-#include "data_resolver.h"
+#include "test_support.h"
 #include "half.h"
 #include "offline_cdf.h"
 #include "safetensors.h"
@@ -30,13 +30,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kFixture = "kv/stories260K_tinystories_4x512.safetensors";
-
-// The shared fixture: 4 contexts, L=5, H=4, D=8, T=512, fp16.
-const KvFile& fixture() {
-  static const KvFile kv = load_kv(data::resolve_data(kFixture));
-  return kv;
-}
+const KvFile& fixture() { return test_support::kv_fixture(); }
 
 LevelSpec generic_spec(int level, int layers) { return Ladder::from_name_or_path("generic").level_spec(level, layers); }
 
@@ -207,21 +201,13 @@ TEST(CacheGenFixture, DeltaWithoutValueMeansTen) { check_fixture_round_trips("ca
 TEST(CacheGenFixture, SubChunksOf64RoundTrip) { check_fixture_round_trips("cachegen:sub=64", {}); }
 
 // An offline table profiled on contexts 0-2, used for context 3 (never seen in profiling).
-class CacheGenOffline : public ::testing::Test {
+class CacheGenOffline : public test_support::TempDirTest {
  protected:
   static std::shared_ptr<const OfflineCdfTable> profile(TokenMode mode) {
     const auto& contexts = fixture().contexts;
     return std::make_shared<const OfflineCdfTable>(OfflineCdfTable::build(
         {contexts[0].all(), contexts[1].all(), contexts[2].all()}, Ladder::from_name_or_path("generic"), mode));
   }
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("kvstream_cachegen_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
 };
 
 TEST_F(CacheGenOffline, RoundTripWithAnInMemoryTable) {

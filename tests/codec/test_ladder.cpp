@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ladder.h"
+#include "test_support.h"
 
 namespace kvstream::codec {
 namespace {
@@ -159,16 +160,8 @@ TEST(LevelSpec, Validate) {
 }
 
 // Writes ladder files into a fresh temporary directory.
-class LadderFile : public ::testing::Test {
+class LadderFile : public test_support::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("kvstream_ladder_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
 
   fs::path write(const std::string& name, const std::string& json) {
     const fs::path path = dir_ / name;
@@ -189,7 +182,6 @@ class LadderFile : public ::testing::Test {
     return "{\"name\": \"custom\", \"layers\": 4, " + extra + ", \"levels\": " + levels + "}";
   }
 
-  fs::path dir_;
 };
 
 const std::string kGoodLevels =

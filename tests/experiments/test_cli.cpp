@@ -18,7 +18,7 @@
 
 #include "cachegen_quantizer.h"
 #include "codec.h"
-#include "data_resolver.h"
+#include "test_support.h"
 #include "half.h"
 #include "ladder.h"
 #include "safetensors.h"
@@ -30,12 +30,8 @@ using codec::KvCache;
 
 namespace {
 
-constexpr const char* kFixture = "kv/stories260K_tinystories_4x512.safetensors";
-
-const codec::KvFile& fixture() {
-  static const codec::KvFile kv = codec::load_kv(data::resolve_data(kFixture));
-  return kv;
-}
+using test_support::kKvFixture;
+const codec::KvFile& fixture() { return test_support::kv_fixture(); }
 
 std::string read_text(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -77,20 +73,13 @@ void expect_cachegen_decode(const KvCache& original, const KvCache& decoded, int
   }
 }
 
-class Cli : public ::testing::Test {
+class Cli : public test_support::TempDirTest {
  protected:
   struct Result {
     int rc;
     std::string out, err;
   };
 
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("kvstream_cli_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
 
   // Runs `kvstream ARGS` in the temporary directory; stdout and stderr are captured to files there.
   Result run(const std::string& args) {
@@ -117,11 +106,10 @@ class Cli : public ::testing::Test {
     return names;
   }
 
-  fs::path dir_;
 };
 
 TEST_F(Cli, CacheGenLevel2InChunksOf200) {
-  const Result enc = ok(std::string("encode --kv ") + kFixture + " --codec cachegen --level 2 --chunk-tokens 200 --out X.kvs");
+  const Result enc = ok(std::string("encode --kv ") + kKvFixture + " --codec cachegen --level 2 --chunk-tokens 200 --out X.kvs");
   EXPECT_NE(enc.out.find("X.kvs: 3 chunk(s)"), std::string::npos) << enc.out;
   EXPECT_NE(enc.out.find("level 2"), std::string::npos) << enc.out;
   ASSERT_TRUE(fs::exists(dir_ / "X.kvs"));
@@ -136,7 +124,7 @@ TEST_F(Cli, CacheGenLevel2InChunksOf200) {
 
 TEST_F(Cli, CacheGenWholeContextAsF32) {
   // One chunk per file, decoded to f32: exactly the dequantized values.
-  ok(std::string("encode --kv ") + kFixture + " --codec cachegen --level 1 --context 1 --out X.kvs");
+  ok(std::string("encode --kv ") + kKvFixture + " --codec cachegen --level 1 --context 1 --out X.kvs");
   ok("decode X.kvs --out Y.safetensors --dtype f32");
   const codec::KvFile y = codec::load_kv(dir_ / "Y.safetensors");
   EXPECT_EQ(y.dtype, codec::SourceDtype::kFp32);
@@ -144,7 +132,7 @@ TEST_F(Cli, CacheGenWholeContextAsF32) {
 }
 
 TEST_F(Cli, Fp16RoundTripIsExact) {
-  ok(std::string("encode --kv ") + kFixture + " --codec fp16 --context 2 --out X.kvs");
+  ok(std::string("encode --kv ") + kKvFixture + " --codec fp16 --context 2 --out X.kvs");
   // One fp16 bitstream: header 32 + one table entry 12 + the values + CRC 4.
   EXPECT_EQ(fs::file_size(dir_ / "X.kvs"), uint64_t(fixture().contexts[2].shape().fp16_bytes()) + 48);
   ok("decode X.kvs --out Y.safetensors");
@@ -156,12 +144,12 @@ TEST_F(Cli, Fp16RoundTripIsExact) {
 }
 
 TEST_F(Cli, OfflineCdfTable) {
-  const Result build = ok(std::string("cdf-build --kv ") + kFixture + " --out T.kvcdf");
+  const Result build = ok(std::string("cdf-build --kv ") + kKvFixture + " --out T.kvcdf");
   EXPECT_NE(build.out.find("T.kvcdf: table "), std::string::npos) << build.out;
   EXPECT_NE(build.out.find("from 4 chunk(s)"), std::string::npos) << build.out;
-  ok(std::string("encode --kv ") + kFixture + " --codec cachegen:cdf=offline,table=T.kvcdf --level 2 --context 3 --out X.kvs");
+  ok(std::string("encode --kv ") + kKvFixture + " --codec cachegen:cdf=offline,table=T.kvcdf --level 2 --context 3 --out X.kvs");
   // The per-chunk bitstream of the same context is larger by about its CDF_ section.
-  ok(std::string("encode --kv ") + kFixture + " --codec cachegen --level 2 --context 3 --out P.kvs");
+  ok(std::string("encode --kv ") + kKvFixture + " --codec cachegen --level 2 --context 3 --out P.kvs");
   EXPECT_LT(fs::file_size(dir_ / "X.kvs"), fs::file_size(dir_ / "P.kvs"));
 
   const Result missing = run("decode X.kvs --out Y.safetensors");
@@ -238,7 +226,7 @@ TEST_F(Cli, BadUsageExitsTwo) {
 }
 
 TEST_F(Cli, CorruptKvsFailsWithChecksumAndWritesNothing) {
-  ok(std::string("encode --kv ") + kFixture + " --codec cachegen --level 2 --out X.kvs");
+  ok(std::string("encode --kv ") + kKvFixture + " --codec cachegen --level 2 --out X.kvs");
   std::fstream file(dir_ / "X.kvs", std::ios::in | std::ios::out | std::ios::binary);
   const auto middle = std::streamoff(fs::file_size(dir_ / "X.kvs") / 2);
   file.seekg(middle);
@@ -266,7 +254,7 @@ TEST_F(Cli, MissingInputsAreNamed) {
     EXPECT_NE(r.err.find(name), std::string::npos) << args << "\n" << r.err;
   }
   EXPECT_EQ(files(), std::vector<std::string>{});  // no output from a failed command
-  ok(std::string("encode --kv ") + kFixture + " --codec fp16 --out X.kvs");
+  ok(std::string("encode --kv ") + kKvFixture + " --codec fp16 --out X.kvs");
   const Result r = run("decode X.kvs --cdf-table no-table.kvcdf --out Y.safetensors");
   EXPECT_NE(r.rc, 0);
   EXPECT_NE(r.err.find("no-table.kvcdf"), std::string::npos) << r.err;

@@ -1,0 +1,38 @@
+// Shared by the test suites: the real KV fixture, and a test base class with a fresh temporary
+// directory per test (removed afterwards).
+#pragma once
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "data_resolver.h"
+#include "safetensors.h"
+
+namespace kvstream::test_support {
+
+inline constexpr const char* kKvFixture = "kv/stories260K_tinystories_4x512.safetensors";
+
+// stories260K on TinyStories: 4 contexts, L=5, H=4, D=8, T=512, fp16 (shared/data/SOURCES.md).
+inline const codec::KvFile& kv_fixture() {
+  static const codec::KvFile kv = codec::load_kv(data::resolve_data(kKvFixture));
+  return kv;
+}
+
+class TempDirTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("kvstream_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->test_suite_name() + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::filesystem::path dir_;
+};
+
+}  // namespace kvstream::test_support
