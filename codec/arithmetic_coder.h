@@ -30,6 +30,11 @@ KVSTREAM_HD int ac_clz(uint32_t x) {  // x != 0
 #endif
 }
 
+// Number of E3 steps due once low < 2^31 <= high: the run of positions below the top bit where low
+// has a 1 and high a 0 (low = 0 1 1 ..., high = 1 0 0 ...). Bit 0 of the shifted word is 0, so the
+// argument of clz always has a 1: the result is 0..31, and 0 when low < 2^30 or high >= 3 * 2^30.
+KVSTREAM_HD int ac_e3_steps(uint32_t low, uint32_t high) { return ac_clz(~((low & ~high) << 1)); }
+
 // MSB-first bit writer into a fixed buffer. Past `capacity` it keeps counting but stops writing,
 // so the caller learns the size an overflowing stream would have had without any out-of-bounds write.
 struct AcBitWriter {
@@ -82,12 +87,12 @@ KVSTREAM_HD uint32_t ac_encode_stream(const uint8_t* symbols, ptrdiff_t stride, 
       low <<= settled;
       high = (high << settled) | ((1u << settled) - 1);
     }
-    // E3: low = 01..., high = 10...: defer the bit. (No E1/E2 can follow an E3 step: low < 2^31 <= high.)
-    while (low >= 0x40000000u && high < 0xC0000000u) {
-      ++pending;
-      low = (low << 1) & 0x7FFFFFFFu;
-      high = (high << 1) | 0x80000001u;
-    }
+    // E3: low = 01..., high = 10...: defer the bit, once per straddling position. (No E1/E2 can
+    // follow an E3 step: low < 2^31 <= high.)
+    const int straddles = ac_e3_steps(low, high);
+    pending += static_cast<uint32_t>(straddles);
+    low = (low << straddles) & 0x7FFFFFFFu;
+    high = (high << straddles) | 0x80000000u | ((1u << straddles) - 1);
   }
   const uint32_t last = low < 0x40000000u ? 0u : 1u;  // flush: pending + 1 bits pin the final interval
   writer.put(last, 1);
@@ -104,31 +109,35 @@ struct AcBitReader {
   uint64_t window = 0;  // upcoming bits, left-aligned
   int available = 0;
 
-  // The next `count` bits (1 <= count <= 32).
+  // The next `count` bits (0 <= count <= 32).
   KVSTREAM_HD uint32_t take(int count) {
     if (available < count) {
       for (; available <= 56; available += 8, ++next_byte)
         window |= uint64_t(next_byte < length ? in[next_byte] : 0) << (56 - available);
     }
-    const auto bits = static_cast<uint32_t>(window >> (64 - count));
+    const auto bits = static_cast<uint32_t>((window >> 1) >> (63 - count));  // 0 bits when count == 0
     window <<= count;
     available -= count;
     return bits;
   }
 };
 
-// Coarse symbol lookup for one CDF row: first[j] = the symbol whose interval holds count j * 256.
-// The decoder starts there and steps up while the next boundary is still <= count; wide (frequent)
-// symbols are found at once, only the bucket's narrow symbols need a step or two.
+// Coarse symbol lookup for one CDF row, by the top 8 bits of the count: entry j holds the symbol
+// whose interval contains j * 256, plus kAcLookupScan when another symbol starts inside the bucket
+// [j * 256, j * 256 + 255]. Most counts fall in buckets that one wide (frequent) symbol covers, so
+// the symbol is known without touching the CDF; only the other buckets step up through it.
+inline constexpr uint8_t kAcLookupScan = 0x80;  // symbols are < 64, so the top bit is free
+
 struct AcSymbolLookup {
-  uint8_t first[256];
+  uint8_t entry[256];
 };
 
 KVSTREAM_HD void ac_build_lookup(const uint16_t* cdf, int m, AcSymbolLookup& lookup) {
   int s = 0;
-  for (int j = 0; j < 256; ++j) {
-    while (s + 1 < m && cdf[s + 1] <= uint32_t(j) << 8) ++s;
-    lookup.first[j] = static_cast<uint8_t>(s);
+  for (uint32_t j = 0; j < 256; ++j) {
+    while (s + 1 < m && cdf[s + 1] <= j << 8) ++s;
+    const bool another_starts = s + 1 < m && cdf[s + 1] <= (j << 8) + 255;
+    lookup.entry[j] = static_cast<uint8_t>(s | (another_starts ? kAcLookupScan : 0));
   }
 }
 
@@ -149,22 +158,25 @@ struct AcDecoder {
     // s = largest symbol with cdf[s] <= count. count exceeds 65535 only on corrupt input; clamping
     // it keeps s = m - 1, as the spec's search would.
     const uint32_t key = count > 0xFFFFu ? 0xFFFFu : static_cast<uint32_t>(count);
-    int s = lookup.first[key >> 8];
-    while (s + 1 < m && cdf[s + 1] <= key) ++s;
+    const uint8_t entry = lookup.entry[key >> 8];
+    int s = entry & ~kAcLookupScan;
+    if (entry & kAcLookupScan)
+      while (s + 1 < m && cdf[s + 1] <= key) ++s;
     if (!renormalise) return s;
     high = static_cast<uint32_t>(uint64_t(low) + ((span * cdf_top(cdf, m, s)) >> 16) - 1);
     low = static_cast<uint32_t>(uint64_t(low) + ((span * cdf[s]) >> 16));
-    if (const uint32_t diff = low ^ high; diff < 0x80000000u) {  // E1/E2, as in the encoder
-      const int settled = ac_clz(diff);
-      low <<= settled;
-      high = (high << settled) | ((1u << settled) - 1);
-      value = (value << settled) | reader.take(settled);
-    }
-    while (low >= 0x40000000u && high < 0xC0000000u) {  // E3
-      low = (low << 1) & 0x7FFFFFFFu;
-      high = (high << 1) | 0x80000001u;
-      value = ((value - 0x40000000u) << 1) | reader.take(1);
-    }
+    // Branch-free renormalisation, the same steps as the encoder: E1/E2 shift out the bits low and
+    // high share (none when their top bits differ), then E3 steps, each of which maps
+    // value -> ((value - 2^30) << 1) | bit = ((value << 1) ^ 2^31) | bit, since value is between
+    // low = 01... and high = 10...; k of them in a row give ((value << k) ^ 2^31) | k bits.
+    const int settled = ac_clz(low ^ high);
+    low <<= settled;
+    high = (high << settled) | ((1u << settled) - 1);
+    const int straddles = ac_e3_steps(low, high);
+    low = (low << straddles) & 0x7FFFFFFFu;
+    high = (high << straddles) | 0x80000000u | ((1u << straddles) - 1);
+    const int shift = settled + straddles;  // <= 17: the interval is >= 2^14 wide before it
+    value = ((value << shift) | reader.take(shift)) ^ (uint32_t(straddles != 0) << 31);
     return s;
   }
 };

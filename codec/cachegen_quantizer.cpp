@@ -15,6 +15,7 @@ QuantizedChunk quantize_chunk(const KvChunkView& chunk, const LevelSpec& spec, T
   std::vector<float> anchor(static_cast<size_t>(channels)), delta(static_cast<size_t>(channels));
   for (int row = 0; row < shape.rows(); ++row) {
     const int qmax = bins_to_q(spec.bins_of_row(row));
+    const SymbolLevels levels(qmax);
     for (int64_t t = 0; t < shape.tokens; ++t) {
       const float* x = chunk.token(row, t);
       const float* source = x;
@@ -30,7 +31,7 @@ QuantizedChunk quantize_chunk(const KvChunkView& chunk, const LevelSpec& spec, T
                                     std::to_string(t) + (source == x ? ")" : ", as a delta to its anchor)"));
       }
       if (mode.is_delta() && mode.is_anchor(t))
-        dequantize_token(q.row_token(row, t), 1, channels, qmax, scale, anchor.data());
+        dequantize_token(q.row_token(row, t), 1, channels, levels, scale, anchor.data());
     }
   }
   return q;
@@ -40,10 +41,10 @@ void dequantize_chunk(const QuantizedChunk& q, const LevelSpec& spec, TokenMode 
   const KvShape& shape = q.shape;
   const int channels = shape.channels();
   for (int row = 0; row < shape.rows(); ++row) {
-    const int qmax = bins_to_q(spec.bins_of_row(row));
+    const SymbolLevels levels(bins_to_q(spec.bins_of_row(row)));
     for (int64_t t = 0; t < shape.tokens; ++t) {
       float* x = out.row_token(row, t);
-      dequantize_token(q.row_token(row, t), 1, channels, qmax, q.scales[static_cast<size_t>(row * shape.tokens + t)], x);
+      dequantize_token(q.row_token(row, t), 1, channels, levels, q.scales[static_cast<size_t>(row * shape.tokens + t)], x);
       if (!mode.is_anchor(t)) {  // the anchor (earlier in the same row) is already decoded
         const float* a = out.row_token(row, mode.anchor_of(t));
         for (int c = 0; c < channels; ++c) x[c] += a[c];

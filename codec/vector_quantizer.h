@@ -53,11 +53,20 @@ inline uint16_t quantize_token(const float* x, int channels, int q, RoundingOrde
   return scale_bits;
 }
 
-inline void dequantize_token(const uint8_t* symbols, ptrdiff_t stride, int channels, int q, uint16_t scale_bits,
-                             float* out) {
+// Reconstruction levels (s - Q) / Q for s in [0, 2Q], so decoding multiplies instead of divides:
+// levels[s] * m is bit-identical to (s - Q) / Q * m.
+struct SymbolLevels {
+  float level[256];
+  explicit SymbolLevels(int q) {
+    for (int s = 0; s <= 2 * q && s < 256; ++s) level[s] = static_cast<float>(s - q) / static_cast<float>(q);
+  }
+};
+
+// Symbols must lie in [0, 2Q] (decoders check this before dequantizing).
+inline void dequantize_token(const uint8_t* symbols, ptrdiff_t stride, int channels, const SymbolLevels& levels,
+                             uint16_t scale_bits, float* out) {
   const float m = half_to_float(scale_bits);
-  const float fq = static_cast<float>(q);
-  for (int c = 0; c < channels; ++c) out[c] = static_cast<float>(int(symbols[c * stride]) - q) / fq * m;
+  for (int c = 0; c < channels; ++c) out[c] = levels.level[symbols[c * stride]] * m;
 }
 
 }  // namespace kvstream::codec
