@@ -25,11 +25,6 @@ const char* to_string(BitstreamErrorKind kind) {
 
 std::array<char, 4> section_tag(const char (&tag)[5]) { return {tag[0], tag[1], tag[2], tag[3]}; }
 
-bool ParsedBitstream::has_section(const char (&tag)[5]) const {
-  const auto want = section_tag(tag);
-  return std::any_of(sections.begin(), sections.end(), [&](const SectionView& s) { return s.tag == want; });
-}
-
 std::span<const uint8_t> ParsedBitstream::section(const char (&tag)[5]) const {
   const auto want = section_tag(tag);
   for (const auto& s : sections)

@@ -53,7 +53,6 @@ struct ParsedBitstream {
 
   // The section with this tag; throws BitstreamError(kBadSection) when absent.
   std::span<const uint8_t> section(const char (&tag)[5]) const;
-  bool has_section(const char (&tag)[5]) const;
   // Throws kBadSection unless the section holds exactly `bytes` bytes.
   std::span<const uint8_t> section_of_size(const char (&tag)[5], uint64_t bytes) const;
 };

@@ -62,7 +62,7 @@ void CodecSpec::check_known(const std::vector<std::string>& known) const {
   for (const auto& [k, v] : options) {
     if (std::find(known.begin(), known.end(), k) != known.end()) continue;
     std::string list;
-    for (const auto& name_ : known) list += (list.empty() ? "" : ", ") + name_;
+    for (const auto& option : known) list += (list.empty() ? "" : ", ") + option;
     throw std::invalid_argument("codec " + name + ": unknown option \"" + k + "\" (known: " +
                                 (list.empty() ? "none" : list) + ")");
   }

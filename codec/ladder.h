@@ -11,10 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "cdf.h"
+
 namespace kvstream::codec {
 
 inline constexpr int kMinBins = 4;   // Q = bins/2 - 1 >= 1
-inline constexpr int kMaxBins = 64;  // alphabet M = max bins <= 64 (cdf.h)
+inline constexpr int kMaxBins = kMaxAlphabet;  // the alphabet M is the largest bin count
 
 struct LevelSpec {
   int level = 0;
