@@ -1,0 +1,71 @@
+// A Llama-family decoder in LibTorch, written out as straight-line math (llama2.c's run.c style):
+//   x = embed(tokens)
+//   per layer:  h = x + Wo · attention(RoPE(Wq·n), RoPE(Wk·n), Wv·n),  n = RMSNorm(x)
+//               x = h + W2 · (silu(W1·m) ⊙ W3·m),                      m = RMSNorm(h)
+//   logits = classifier · RMSNorm(x)
+// Attention is causal, grouped-query (query head h reads KV head h / (n_heads / n_kv_heads)) and
+// scaled by 1/sqrt(head_dim); it is written out (LibTorch 1.13 has no scaled_dot_product_attention).
+//
+// The KV cache is exported in kvstream's canonical layout [L][2][T][C] (codec/kv_cache.h) with
+// C = n_kv_heads · head_dim, channel = head · head_dim + dim, K stored *after* RoPE (what attention
+// reads, and what the codec compresses).
+#pragma once
+#include <torch/torch.h>
+
+#include <vector>
+
+#include "llama_config.h"
+
+namespace kvstream::models {
+
+// Linear weights are [out_features, in_features] (y = W·x), as in llama2.c and Hugging Face.
+struct LlamaLayerWeights {
+  torch::Tensor attn_norm;   // [dim]
+  torch::Tensor wq;          // [n_heads·head_dim, dim]
+  torch::Tensor wk, wv;      // [n_kv_heads·head_dim, dim]
+  torch::Tensor wo;          // [dim, n_heads·head_dim]
+  torch::Tensor ffn_norm;    // [dim]
+  torch::Tensor w1, w3;      // [hidden_dim, dim]  (gate, up)
+  torch::Tensor w2;          // [dim, hidden_dim]  (down)
+};
+
+struct LlamaWeights {
+  torch::Tensor token_embedding;  // [vocab, dim]
+  std::vector<LlamaLayerWeights> layers;
+  torch::Tensor final_norm;       // [dim]
+  torch::Tensor classifier;       // [vocab, dim]; the embedding itself when tied
+};
+
+// Per-layer K and V of a sequence: each [n_kv_heads, T, head_dim], float32, K after RoPE.
+struct KvState {
+  std::vector<torch::Tensor> keys, values;
+  int64_t tokens() const { return keys.empty() ? 0 : keys.front().size(1); }
+};
+
+class LlamaModel {
+ public:
+  LlamaModel(LlamaConfig config, LlamaWeights weights);
+
+  const LlamaConfig& config() const { return config_; }
+  const LlamaWeights& weights() const { return weights_; }
+
+  // Causal prefill of `tokens` at positions prefix.tokens() .. + T - 1, attending to `prefix` (may be
+  // empty) and to themselves. Returns logits [T, vocab]; `kv` (if given) receives prefix + new KV.
+  torch::Tensor forward(const std::vector<int32_t>& tokens, const KvState& prefix, KvState* kv) const;
+
+  // Greedy generation of `steps` tokens after `prompt` (one prefill, then one token at a time).
+  std::vector<int32_t> generate_greedy(const std::vector<int32_t>& prompt, int steps) const;
+
+  void to(torch::Device device);
+  torch::Device device() const { return device_; }
+
+ private:
+  torch::Tensor rope(const torch::Tensor& x, int64_t first_position) const;  // x: [heads, T, head_dim]
+
+  LlamaConfig config_;
+  LlamaWeights weights_;
+  torch::Tensor rope_cos_, rope_sin_;  // [max_seq_len, head_dim / 2]
+  torch::Device device_ = torch::kCPU;
+};
+
+}  // namespace kvstream::models
