@@ -20,6 +20,7 @@ Command encode_command();
 Command decode_command();
 Command codec_bench_command();
 Command cdf_build_command();
+Command quality_command();
 
 namespace po = boost::program_options;
 

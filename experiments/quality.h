@@ -1,0 +1,40 @@
+// Quality of decoded KV (`kvstream quality`): for each text window, prefill the context, round its
+// KV to fp16 (the wire dtype: the reference), encode/decode it with every codec and level, then feed
+// the next K real tokens attending to the decoded KV and compare with the reference KV.
+// Protocol (shared/data/SOURCES.md §2a′): window i is characters [stride·i, stride·i + window) of
+// the text, tokenized with BOS; ids [0, T) are the context, ids [T, T+K-1) are fed at positions T..,
+// and their next-token distributions are scored against ids [T+1, T+K).
+#pragma once
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "model_catalog.h"
+
+namespace kvstream::experiments {
+
+struct QualityOptions {
+  std::string text_path = "text/tinystories/tinystories_val.txt";  // data-resolved
+  int contexts = 8;
+  int context_tokens = 384;                  // T
+  int continuation_tokens = 64;              // K
+  int window_chars = 2400;
+  int stride_chars = 3000;
+  int greedy_tokens = 16;                    // for greedy_match_tokens
+  std::vector<std::string> codecs = {"cachegen"};
+  std::vector<int> levels;                   // empty = every level of each codec
+};
+
+struct QualityRow {
+  std::string codec;
+  int level = 1;
+  uint64_t bytes = 0, fp16_bytes = 0;
+  double ppl_ref = 0, ppl = 0, kl_mean = 0, top1_agree = 0, greedy_match_tokens = 0;
+  nlohmann::json to_json() const;
+};
+
+std::vector<QualityRow> run_quality(const LoadedModel& model, const QualityOptions& options,
+                                    const std::function<void(const QualityRow&)>& on_row = {});
+
+}  // namespace kvstream::experiments
