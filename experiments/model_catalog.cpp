@@ -2,7 +2,10 @@
 
 #include <stdexcept>
 
+#include "bpe_tokenizer.h"
 #include "data_resolver.h"
+#include "gguf_checkpoint.h"
+#include "gguf_file.h"
 #include "llama2c_checkpoint.h"
 #include "llama2c_tokenizer.h"
 #include "sentencepiece_tokenizer.h"
@@ -16,9 +19,16 @@ std::unique_ptr<models::Tokenizer> load_tokenizer(const std::string& path, int32
   return std::make_unique<models::Llama2cTokenizer>(resolved, vocab_size);
 }
 
+constexpr const char* kSmolLM2 = "models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf";
+
+LoadedModel load_gguf(const std::string& name, const std::filesystem::path& path) {
+  const auto file = models::GgufFile::open(path);
+  return {name, std::make_unique<models::LlamaModel>(models::load_gguf_checkpoint(file)), models::make_gguf_tokenizer(file)};
+}
+
 }  // namespace
 
-std::vector<std::string> model_names() { return {"stories260K"}; }
+std::vector<std::string> model_names() { return {"stories260K", "smollm2"}; }
 
 LoadedModel load_model(const std::string& name_or_path, const std::string& tokenizer_path) {
   LoadedModel loaded;
@@ -30,6 +40,9 @@ LoadedModel load_model(const std::string& name_or_path, const std::string& token
                                       loaded.model->config().vocab_size);
     return loaded;
   }
+  if (name_or_path == "smollm2") return load_gguf(name_or_path, data::resolve_data(kSmolLM2));
+  if (name_or_path.size() > 5 && name_or_path.substr(name_or_path.size() - 5) == ".gguf")
+    return load_gguf(name_or_path, data::resolve_input(name_or_path));
   if (name_or_path.size() > 4 && name_or_path.substr(name_or_path.size() - 4) == ".bin") {
     if (tokenizer_path.empty())
       throw std::invalid_argument("model " + name_or_path + ": a llama2.c checkpoint needs --tokenizer (.bin or .model)");
@@ -39,7 +52,7 @@ LoadedModel load_model(const std::string& name_or_path, const std::string& token
   }
   std::string names;
   for (const auto& n : model_names()) names += (names.empty() ? "" : ", ") + n;
-  throw std::invalid_argument("unknown model \"" + name_or_path + "\" (known: " + names + ", or a llama2.c .bin path)");
+  throw std::invalid_argument("unknown model \"" + name_or_path + "\" (known: " + names + ", or a .gguf / llama2.c .bin path)");
 }
 
 }  // namespace kvstream::experiments

@@ -64,7 +64,8 @@ torch::Tensor LlamaModel::rope(const torch::Tensor& x, int64_t first_position) c
   return torch::cat(std::vector<torch::Tensor>{first * cos - second * sin, second * cos + first * sin}, 2);
 }
 
-torch::Tensor LlamaModel::forward(const std::vector<int32_t>& tokens, const KvState& prefix, KvState* kv) const {
+torch::Tensor LlamaModel::forward(const std::vector<int32_t>& tokens, const KvState& prefix, KvState* kv,
+                                  bool last_logits_only) const {
   torch::NoGradGuard no_grad;
   const int64_t n = static_cast<int64_t>(tokens.size()), past = prefix.tokens();
   if (n == 0) throw std::invalid_argument("forward: no tokens");
@@ -108,6 +109,7 @@ torch::Tensor LlamaModel::forward(const std::vector<int32_t>& tokens, const KvSt
     }
   }
   if (kv) *kv = std::move(out);
+  if (last_logits_only) x = x.narrow(0, n - 1, 1);
   return project(rms_norm(x, weights_.final_norm, config_.norm_eps), weights_.classifier);
 }
 

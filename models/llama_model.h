@@ -50,8 +50,11 @@ class LlamaModel {
   const LlamaWeights& weights() const { return weights_; }
 
   // Causal prefill of `tokens` at positions prefix.tokens() .. + T - 1, attending to `prefix` (may be
-  // empty) and to themselves. Returns logits [T, vocab]; `kv` (if given) receives prefix + new KV.
-  torch::Tensor forward(const std::vector<int32_t>& tokens, const KvState& prefix, KvState* kv) const;
+  // empty) and to themselves. Returns logits [T, vocab] ([1, vocab] for the last position only when
+  // `last_logits_only`, as serving needs for the first output token); `kv` (if given) receives
+  // prefix + new KV.
+  torch::Tensor forward(const std::vector<int32_t>& tokens, const KvState& prefix, KvState* kv,
+                        bool last_logits_only = false) const;
 
   // Greedy generation of `steps` tokens after `prompt` (one prefill, then one token at a time).
   std::vector<int32_t> generate_greedy(const std::vector<int32_t>& prompt, int steps) const;

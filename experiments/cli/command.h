@@ -21,6 +21,7 @@ Command decode_command();
 Command codec_bench_command();
 Command cdf_build_command();
 Command quality_command();
+Command profile_prefill_command();
 
 namespace po = boost::program_options;
 

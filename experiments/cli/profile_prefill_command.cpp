@@ -1,0 +1,122 @@
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "architectures.h"
+#include "atomic_file.h"
+#include "command.h"
+#include "model_catalog.h"
+#include "prefill_profiler.h"
+
+namespace kvstream::cli {
+namespace {
+
+std::vector<int64_t> parse_list(const std::string& option, const std::string& text) {
+  std::vector<int64_t> values;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    try {
+      values.push_back(std::stoll(item));
+    } catch (const std::exception&) {
+      throw po::error("--" + option + " expects comma-separated integers, got \"" + text + "\"");
+    }
+    if (values.back() < 0 || (option == "chunk" && values.back() == 0))
+      throw po::error("--" + option + " values must be positive");
+  }
+  return values;
+}
+
+std::string cpu_description() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown CPU";
+}
+
+}  // namespace
+
+Command profile_prefill_command() {
+  return {"profile-prefill", "time prefill over a (prefix, chunk) grid and fit the simulator's cost model",
+          [](const std::vector<std::string>& args) {
+            std::string model_name, arch, device_name, analytic, prefix, chunk, out_path;
+            int layers = 0, reps = 3;
+            po::options_description options("options");
+            options.add_options()
+              ("model", po::value(&model_name)->default_value(""), "a model with real weights (see kvstream quality --help)")
+              ("arch", po::value(&arch)->default_value(""), "or a named architecture with random weights")
+              ("layers", po::value(&layers)->default_value(0), "time only this many layers and scale to the full depth (--arch)")
+              ("device", po::value(&device_name)->default_value("cpu"), "cpu or cuda")
+              ("analytic", po::value(&analytic)->default_value(""), "no timing: FLOPs / (peak x efficiency) of a40, a100 or h100 (--arch)")
+              ("prefix", po::value(&prefix)->default_value("0,128,512"), "prefix tokens p, comma-separated")
+              ("chunk", po::value(&chunk)->default_value("16,64,256"), "chunk tokens n, comma-separated")
+              ("reps", po::value(&reps)->default_value(3), "timed repetitions per point (median), after one warm-up")
+              ("out", po::value(&out_path)->required(), "hardware profile JSON (written atomically)");
+            po::variables_map vm;
+            std::string archs;
+            for (const auto& a : models::architecture_names()) archs += (archs.empty() ? "" : ", ") + a;
+            if (!parse_or_help(args,
+                               "usage: kvstream profile-prefill (--model M | --arch NAME [--layers K] | --arch NAME --analytic GPU)\n"
+                               "                                [--device cpu|cuda] [--prefix P,...] [--chunk N,...] --out PROFILE.json\n\n"
+                               "Fits seconds = a + b*n + c*n*(p + n/2) and stores it with the raw points.\narchitectures: " + archs,
+                               options, vm))
+              return 0;
+            if (model_name.empty() == arch.empty()) throw po::error("give exactly one of --model and --arch");
+            if (reps < 1) throw po::error("--reps must be positive");
+            experiments::ProfileGrid grid;
+            grid.prefix_tokens = parse_list("prefix", prefix);
+            grid.chunk_tokens = parse_list("chunk", chunk);
+            grid.repetitions = reps;
+            nlohmann::json profile;
+            if (!analytic.empty()) {
+              if (arch.empty()) throw po::error("--analytic needs --arch");
+              const auto& gpus = experiments::analytic_gpus();
+              const auto gpu = std::find_if(gpus.begin(), gpus.end(), [&](const auto& g) { return g.name == analytic; });
+              if (gpu == gpus.end()) throw po::error("--analytic must be a40, a100 or h100, got \"" + analytic + "\"");
+              const auto config = models::architecture(arch);
+              profile = experiments::prefill_profile_json(
+                  "analytic", gpu->name, config, 0, experiments::analytic_prefill(config, *gpu, grid),
+                  "analytic: FLOPs / (" + std::to_string(gpu->peak_flops / 1e12) + " TFLOP/s dense fp16 peak x " +
+                      std::to_string(gpu->efficiency) + " efficiency); not measured");
+            } else {
+              if (device_name != "cpu" && device_name != "cuda") throw po::error("--device must be cpu or cuda");
+              if (device_name == "cuda" && !torch::cuda::is_available())
+                throw std::runtime_error("--device cuda: LibTorch sees no CUDA device (this LibTorch may be CPU-only)");
+              const torch::Device device = device_name == "cuda" ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
+              std::unique_ptr<models::LlamaModel> model;
+              int full_layers = 0;
+              std::string notes;
+              if (!arch.empty()) {
+                const auto config = models::architecture(arch);
+                full_layers = config.n_layers;
+                model = std::make_unique<models::LlamaModel>(models::random_model(config, 1, layers));
+                notes = "random weights";
+                if (model->config().n_layers < full_layers)
+                  notes += "; timed " + std::to_string(model->config().n_layers) + " of " + std::to_string(full_layers) +
+                           " layers and scaled by " + std::to_string(full_layers) + "/" + std::to_string(model->config().n_layers) +
+                           " (embedding and final logits scaled too)";
+              } else {
+                model = std::move(experiments::load_model(model_name).model);
+                full_layers = model->config().n_layers;
+                notes = "real weights";
+              }
+              model->to(device);
+              const int threads = torch::get_num_threads();
+              const auto points = experiments::measure_prefill(*model, grid, full_layers);
+              auto config = model->config();
+              const int timed = config.n_layers;
+              config.n_layers = full_layers;
+              profile = experiments::prefill_profile_json(
+                  "measured", device_name == "cpu" ? "cpu: " + cpu_description() + ", " + std::to_string(threads) + " torch thread(s)" : "cuda",
+                  config, timed, points, notes + "; median of " + std::to_string(reps) + " after 1 warm-up");
+            }
+            codec::write_file_atomically(out_path, [&](std::ostream& out) { out << profile.dump(2) << "\n"; });
+            const auto& fit = profile["prefill_cost_model"];
+            std::cout << out_path << ": " << profile["points"].size() << " points; a = " << fit["a"].get<double>()
+                      << " s, b = " << fit["b"].get<double>() << " s/token, c = " << fit["c"].get<double>()
+                      << " s/token^2, rms relative error " << fit["rms_relative_error"].get<double>() << "\n";
+            return 0;
+          }};
+}
+
+}  // namespace kvstream::cli
