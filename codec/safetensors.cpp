@@ -193,28 +193,49 @@ KvFile load_kv(const std::filesystem::path& path) {
 
 void save_kv(const std::filesystem::path& path, const KvCache& kv, SourceDtype dtype,
              std::map<std::string, std::string> metadata, const std::vector<int32_t>& tokens) {
-  const KvShape& s = kv.shape();
-  metadata["layout"] = "[L][2][T][C]";
-  metadata["L"] = std::to_string(s.layers);
-  metadata["H"] = std::to_string(s.kv_heads);
-  metadata["D"] = std::to_string(s.head_dim);
-  metadata["T"] = std::to_string(s.tokens);
-  SafetensorsFile file;
+  KvFile file;
+  file.contexts.push_back(kv);
+  if (!tokens.empty()) file.tokens.push_back(tokens);
+  file.dtype = dtype;
   file.metadata = std::move(metadata);
-  Tensor t{dtype_name(dtype), {s.layers, 2, s.tokens, s.channels()}, {}};
+  save_kv(path, file);
+}
+
+void save_kv(const std::filesystem::path& path, const KvFile& kv) {
+  if (kv.contexts.empty()) throw std::invalid_argument("save_kv: no context to write");
+  const KvShape& s = kv.contexts.front().shape();
+  for (const auto& c : kv.contexts)
+    if (!(c.shape() == s)) throw std::invalid_argument("save_kv: contexts differ in shape (" + c.shape().to_string() + " vs " + s.to_string() + ")");
+  const int64_t n = static_cast<int64_t>(kv.contexts.size());
+  SafetensorsFile file;
+  file.metadata = kv.metadata;
+  file.metadata["layout"] = n == 1 ? "[L][2][T][C]" : "[n][L][2][T][C]";
+  file.metadata["L"] = std::to_string(s.layers);
+  file.metadata["H"] = std::to_string(s.kv_heads);
+  file.metadata["D"] = std::to_string(s.head_dim);
+  file.metadata["T"] = std::to_string(s.tokens);
+  std::vector<int64_t> shape = {s.layers, 2, s.tokens, s.channels()};
+  if (n > 1) shape.insert(shape.begin(), n);
+  Tensor t{dtype_name(kv.dtype), shape, {}};
   ByteWriter w(t.data);
-  for (float v : kv.values()) {
-    if (dtype == SourceDtype::kFp16) w.put<uint16_t>(float_to_half(v));
-    else if (dtype == SourceDtype::kBf16) w.put<uint16_t>(float_to_bf16(v));
-    else w.put<uint32_t>(std::bit_cast<uint32_t>(v));
-  }
+  for (const auto& c : kv.contexts)
+    for (float v : c.values()) {
+      if (kv.dtype == SourceDtype::kFp16) w.put<uint16_t>(float_to_half(v));
+      else if (kv.dtype == SourceDtype::kBf16) w.put<uint16_t>(float_to_bf16(v));
+      else w.put<uint32_t>(std::bit_cast<uint32_t>(v));
+    }
   file.tensors.emplace("kv", std::move(t));
-  if (!tokens.empty()) {
-    if (int64_t(tokens.size()) != s.tokens)
-      throw std::invalid_argument("save_kv: " + std::to_string(tokens.size()) + " token ids for T = " + std::to_string(s.tokens));
-    Tensor ids{"I32", {s.tokens}, {}};
+  if (!kv.tokens.empty()) {
+    if (kv.tokens.size() != kv.contexts.size()) throw std::invalid_argument("save_kv: token ids for some contexts only");
+    std::vector<int64_t> ids_shape = {s.tokens};
+    if (n > 1) ids_shape.insert(ids_shape.begin(), n);
+    Tensor ids{"I32", ids_shape, {}};
     ByteWriter iw(ids.data);
-    for (int32_t id : tokens) iw.put<uint32_t>(static_cast<uint32_t>(id));
+    for (const auto& list : kv.tokens) {
+      if (int64_t(list.size()) != s.tokens)
+        throw std::invalid_argument("save_kv: " + std::to_string(list.size()) + " token ids for T = " + std::to_string(s.tokens));
+      for (int32_t id : list) iw.put<uint32_t>(static_cast<uint32_t>(id));
+    }
     file.tensors.emplace("tokens", std::move(ids));
   }
   write_safetensors(path, file);

