@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <sstream>
 
 #include "codec.h"
 #include "data_resolver.h"
@@ -24,6 +25,23 @@ bool parse_or_help(const std::vector<std::string>& args, const std::string& usag
 }
 
 std::string input_path(const std::string& arg) { return data::resolve_input(arg).string(); }
+
+std::vector<int64_t> parse_int_list(const std::string& option, const std::string& text, int64_t minimum) {
+  std::vector<int64_t> values;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    size_t used = 0;
+    try {
+      values.push_back(std::stoll(item, &used));
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size())
+      throw po::error("--" + option + " expects comma-separated integers, got \"" + text + "\"");
+    if (values.back() < minimum) throw po::error("--" + option + " values must be at least " + std::to_string(minimum));
+  }
+  return values;
+}
 
 std::string codec_list_help() {
   std::string text = "codecs (spec = name[:key=value,...]):\n";

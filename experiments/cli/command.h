@@ -34,6 +34,9 @@ bool parse_or_help(const std::vector<std::string>& args, const std::string& usag
 // Resolves an input path literally or through the data resolver (KVSTREAM_DATA, ../shared/data, cache).
 std::string input_path(const std::string& arg);
 
+// "1,2,3" -> {1, 2, 3}; values below `minimum` or non-integers are a po::error naming --option.
+std::vector<int64_t> parse_int_list(const std::string& option, const std::string& text, int64_t minimum);
+
 // "--codecs" help text: every registered codec with its summary.
 std::string codec_list_help();
 

@@ -1,6 +1,5 @@
 #include <fstream>
 #include <iostream>
-#include <sstream>
 #include <thread>
 
 #include "architectures.h"
@@ -11,21 +10,6 @@
 
 namespace kvstream::cli {
 namespace {
-
-std::vector<int64_t> parse_list(const std::string& option, const std::string& text) {
-  std::vector<int64_t> values;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');) {
-    try {
-      values.push_back(std::stoll(item));
-    } catch (const std::exception&) {
-      throw po::error("--" + option + " expects comma-separated integers, got \"" + text + "\"");
-    }
-    if (values.back() < 0 || (option == "chunk" && values.back() == 0))
-      throw po::error("--" + option + " values must be positive");
-  }
-  return values;
-}
 
 std::string cpu_description() {
   std::ifstream in("/proc/cpuinfo");
@@ -64,8 +48,8 @@ Command profile_prefill_command() {
             if (model_name.empty() == arch.empty()) throw po::error("give exactly one of --model and --arch");
             if (reps < 1) throw po::error("--reps must be positive");
             experiments::ProfileGrid grid;
-            grid.prefix_tokens = parse_list("prefix", prefix);
-            grid.chunk_tokens = parse_list("chunk", chunk);
+            grid.prefix_tokens = parse_int_list("prefix", prefix, 0);
+            grid.chunk_tokens = parse_int_list("chunk", chunk, 1);
             grid.repetitions = reps;
             nlohmann::json profile;
             if (!analytic.empty()) {

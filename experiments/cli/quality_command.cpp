@@ -1,28 +1,10 @@
 #include <iostream>
-#include <sstream>
 
 #include "codec.h"
 #include "command.h"
 #include "quality.h"
 
 namespace kvstream::cli {
-namespace {
-
-std::vector<int> parse_levels(const std::string& text) {
-  std::vector<int> levels;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');) {
-    try {
-      levels.push_back(std::stoi(item));
-    } catch (const std::exception&) {
-      throw po::error("--levels expects comma-separated integers, got \"" + text + "\"");
-    }
-  }
-  return levels;
-}
-
-}  // namespace
-
 Command quality_command() {
   return {"quality", "perplexity, KL and top-1 agreement of the model on decoded KV, per codec and level",
           [](const std::vector<std::string>& args) {
@@ -55,7 +37,8 @@ Command quality_command() {
                                options, vm))
               return 0;
             if (!codecs.empty()) q.codecs = codecs;
-            if (!levels.empty()) q.levels = parse_levels(levels);
+            if (!levels.empty())
+              for (int64_t level : parse_int_list("levels", levels, 1)) q.levels.push_back(static_cast<int>(level));
             if (q.contexts < 1 || q.context_tokens < 1) throw po::error("--contexts and --context-tokens must be positive");
             for (const auto& spec : q.codecs) codec::make_codec(spec);  // bad specs fail before the model loads
             const auto model = experiments::load_model(model_name, tokenizer);
