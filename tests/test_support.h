@@ -1,10 +1,12 @@
-// Shared by the test suites: the real KV fixture, and a test base class with a fresh temporary
+// Shared by the test suites: the real KV fixture, golden files, and a test base class with a fresh temporary
 // directory per test (removed afterwards).
 #pragma once
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "data_resolver.h"
@@ -18,6 +20,13 @@ inline constexpr const char* kKvFixture = "kv/stories260K_tinystories_4x512.safe
 inline const codec::KvFile& kv_fixture() {
   static const codec::KvFile kv = codec::load_kv(data::resolve_data(kKvFixture));
   return kv;
+}
+
+// A committed golden file, tests/golden/<name>, parsed.
+inline nlohmann::json golden_json(const std::string& name) {
+  std::ifstream in(std::filesystem::path(__FILE__).parent_path() / "golden" / name);
+  if (!in) throw std::runtime_error("golden file tests/golden/" + name + " is missing");
+  return nlohmann::json::parse(in);
 }
 
 class TempDirTest : public ::testing::Test {

@@ -9,14 +9,12 @@
 
 #include "data_resolver.h"
 #include "quality.h"
+#include "test_support.h"
 
 namespace kvstream::experiments {
 namespace {
 
-nlohmann::json golden(const std::string& model) {
-  std::ifstream in(std::string(KVSTREAM_TESTS_DIR) + "/golden/quality_" + model + ".json");
-  return nlohmann::json::parse(in);
-}
+nlohmann::json golden(const std::string& model) { return test_support::golden_json("quality_" + model + ".json"); }
 
 void check_against_golden(const std::string& model_name) {
   const auto g = golden(model_name);

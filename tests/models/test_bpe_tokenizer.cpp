@@ -135,10 +135,7 @@ TEST_F(BpeTokenizerTest, RejectsUnsupportedTokenizers) {
 // ---- The real SmolLM2 tokenizer against llama.cpp --------------------------------------------
 
 const nlohmann::json& reference() {
-  static const nlohmann::json json = [] {
-    std::ifstream in(std::filesystem::path(__FILE__).parent_path().parent_path() / "golden" / "smollm2_reference.json");
-    return nlohmann::json::parse(in);
-  }();
+  static const nlohmann::json json = test_support::golden_json("smollm2_reference.json");
   return json;
 }
 

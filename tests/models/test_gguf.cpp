@@ -298,10 +298,7 @@ TEST_F(GgufTest, RejectsBadMagicVersionAndLayout) {
 constexpr const char* kSmolLm2 = "models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf";
 
 const nlohmann::json& reference() {
-  static const nlohmann::json json = [] {
-    std::ifstream in(std::filesystem::path(__FILE__).parent_path().parent_path() / "golden" / "smollm2_reference.json");
-    return nlohmann::json::parse(in);
-  }();
+  static const nlohmann::json json = test_support::golden_json("smollm2_reference.json");
   return json;
 }
 

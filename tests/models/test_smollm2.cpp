@@ -11,6 +11,7 @@
 #include "bpe_tokenizer.h"
 #include "data_resolver.h"
 #include "gguf_checkpoint.h"
+#include "test_support.h"
 
 namespace kvstream::models {
 namespace {
@@ -96,10 +97,7 @@ TEST(SmolLM2, PerplexityOnWikiTextIsPlausible) {
 // Against llama.cpp on the same GGUF (tests/golden/smollm2_reference.json, scripts/dev/smollm2_reference.py).
 // llama.cpp quantizes activations to 8 bits in its CPU matmuls, so a float32 forward pass agrees
 // only loosely: the same top-1 token, logits within 1.0, perplexity within 1%.
-nlohmann::json llama_cpp_reference() {
-  std::ifstream in(std::string(KVSTREAM_TESTS_DIR) + "/golden/smollm2_reference.json");
-  return nlohmann::json::parse(in);
-}
+nlohmann::json llama_cpp_reference() { return test_support::golden_json("smollm2_reference.json"); }
 
 std::vector<int32_t> ids_of(const nlohmann::json& list) { return list.get<std::vector<int32_t>>(); }
 
