@@ -29,21 +29,6 @@ std::string read_text(const std::string& path) {
   return text.str();
 }
 
-// Greedy continuation after `first` given the context KV.
-std::vector<int32_t> greedy_after(const models::LlamaModel& model, const models::KvState& kv, int32_t first, int steps) {
-  std::vector<int32_t> out;
-  models::KvState state = kv;
-  int32_t token = first;
-  for (int i = 0; i < steps; ++i) {
-    models::KvState next;
-    const auto logits = model.forward({token}, state, &next);
-    token = static_cast<int32_t>(logits[-1].argmax().item<int64_t>());
-    out.push_back(token);
-    state = std::move(next);
-  }
-  return out;
-}
-
 std::vector<Context> prepare(const LoadedModel& m, const QualityOptions& o) {
   const std::string text = read_text(o.text_path);
   const auto& model = *m.model;
@@ -69,9 +54,9 @@ std::vector<Context> prepare(const LoadedModel& m, const QualityOptions& o) {
     c.target_ids.assign(ids.begin() + o.context_tokens + 1, ids.begin() + needed);
     models::KvState kv;
     model.forward(c.context_ids, {}, &kv);
-    c.reference_cache = to_kv_cache(kv, model.config());
-    for (float& v : c.reference_cache.values()) v = codec::round_to_half(v);
-    c.reference_kv = to_kv_state(c.reference_cache, model.config(), model.device());
+    auto reference = fp16_reference(model, kv);
+    c.reference_cache = std::move(reference.cache);
+    c.reference_kv = std::move(reference.state);
     c.reference_log_probs = torch::log_softmax(model.forward(c.fed_ids, c.reference_kv, nullptr), -1).to(torch::kFloat64);
     c.reference_greedy = greedy_after(model, c.reference_kv, c.fed_ids.front(), o.greedy_tokens);
     contexts.push_back(std::move(c));
@@ -108,40 +93,89 @@ std::vector<QualityRow> run_quality(const LoadedModel& m, const QualityOptions& 
   const double ppl_ref = std::exp(ref_nll / double(contexts.size()));
 
   std::vector<QualityRow> rows;
-  for (const auto& spec : o.codecs) {
-    const auto codec = codec::make_codec(spec);
-    for (int level : codec->levels()) {
-      if (!o.levels.empty() && std::find(o.levels.begin(), o.levels.end(), level) == o.levels.end()) continue;
-      QualityRow row;
-      row.codec = codec->spec();
-      row.level = level;
-      row.ppl_ref = ppl_ref;
-      double nll = 0, kl = 0, agree = 0, greedy = 0;
-      for (const auto& c : contexts) {
-        const auto bits = codec->encode(c.reference_cache.all(), level, 0);
-        row.bytes += bits.size();
-        row.fp16_bytes += uint64_t(c.reference_cache.shape().fp16_bytes());
-        const auto decoded = to_kv_state(codec::decode_bitstream(bits).kv, model.config(), model.device());
-        const auto log_probs = torch::log_softmax(model.forward(c.fed_ids, decoded, nullptr), -1).to(torch::kFloat64);
-        nll += mean_nll(log_probs, c.target_ids);
-        // KL(reference || decoded) per position, averaged.
-        kl += (c.reference_log_probs.exp() * (c.reference_log_probs - log_probs)).sum(-1).mean().item<double>();
-        agree += (c.reference_log_probs.argmax(-1) == log_probs.argmax(-1)).to(torch::kFloat64).mean().item<double>();
-        const auto g = greedy_after(model, decoded, c.fed_ids.front(), o.greedy_tokens);
-        size_t same = 0;
-        while (same < g.size() && g[same] == c.reference_greedy[same]) ++same;
-        greedy += double(same);
-      }
-      const double n = double(contexts.size());
-      row.ppl = std::exp(nll / n);
-      row.kl_mean = kl / n;
-      row.top1_agree = agree / n;
-      row.greedy_match_tokens = greedy / n;
-      if (on_row) on_row(row);
-      rows.push_back(row);
+  for (const auto& codec_level : codec_levels(o.codecs, o.levels)) {
+    QualityRow row;
+    row.codec = codec_level.codec->spec();
+    row.level = codec_level.level;
+    row.ppl_ref = ppl_ref;
+    double nll = 0, kl = 0, agree = 0, greedy = 0;
+    for (const auto& c : contexts) {
+      const auto [bytes, decoded] = encode_decode(codec_level, c.reference_cache, model);
+      row.bytes += bytes;
+      row.fp16_bytes += uint64_t(c.reference_cache.shape().fp16_bytes());
+      const auto log_probs = torch::log_softmax(model.forward(c.fed_ids, decoded, nullptr), -1).to(torch::kFloat64);
+      nll += mean_nll(log_probs, c.target_ids);
+      // KL(reference || decoded) per position, averaged.
+      kl += (c.reference_log_probs.exp() * (c.reference_log_probs - log_probs)).sum(-1).mean().item<double>();
+      agree += (c.reference_log_probs.argmax(-1) == log_probs.argmax(-1)).to(torch::kFloat64).mean().item<double>();
+      const auto g = greedy_after(model, decoded, c.fed_ids.front(), o.greedy_tokens);
+      size_t same = 0;
+      while (same < g.size() && g[same] == c.reference_greedy[same]) ++same;
+      greedy += double(same);
     }
+    const double n = double(contexts.size());
+    row.ppl = std::exp(nll / n);
+    row.kl_mean = kl / n;
+    row.top1_agree = agree / n;
+    row.greedy_match_tokens = greedy / n;
+    if (on_row) on_row(row);
+    rows.push_back(row);
   }
   return rows;
+}
+
+QualityOptions quality_defaults(const std::string& model_name) {
+  QualityOptions o;
+  const bool llama2c = model_name == "stories260K" || model_name.ends_with(".bin");
+  if (!llama2c) {  // smollm2, GGUF, Hugging Face: the long-context protocol of tests/golden/quality_smollm2.json
+    o.text_path = "text/wikitext2/wiki.test.raw";
+    o.contexts = 2;
+    o.context_tokens = 1024;
+    o.continuation_tokens = 64;
+    o.window_chars = 6000;
+    o.stride_chars = 20000;
+    o.greedy_tokens = 8;
+  }
+  return o;
+}
+
+std::vector<CodecLevel> codec_levels(const std::vector<std::string>& codecs, const std::vector<int>& levels) {
+  std::vector<CodecLevel> out;
+  for (const auto& spec : codecs) {
+    const std::shared_ptr<const codec::Codec> codec = codec::make_codec(spec);
+    for (int level : codec->levels())
+      if (levels.empty() || std::find(levels.begin(), levels.end(), level) != levels.end()) out.push_back({codec, level});
+  }
+  return out;
+}
+
+ReferenceKv fp16_reference(const models::LlamaModel& model, const models::KvState& kv) {
+  ReferenceKv r;
+  r.cache = to_kv_cache(kv, model.config());
+  for (float& v : r.cache.values()) v = codec::round_to_half(v);
+  r.state = to_kv_state(r.cache, model.config(), model.device());
+  return r;
+}
+
+DecodedKv encode_decode(const CodecLevel& codec_level, const codec::KvCache& reference, const models::LlamaModel& model) {
+  const auto bits = codec_level.codec->encode(reference.all(), codec_level.level, 0);
+  return {bits.size(), to_kv_state(codec::decode_bitstream(bits).kv, model.config(), model.device())};
+}
+
+std::vector<int32_t> greedy_after(const models::LlamaModel& model, const models::KvState& kv, int32_t first, int steps,
+                                  int32_t stop) {
+  std::vector<int32_t> out;
+  models::KvState state = kv;
+  int32_t token = first;
+  for (int i = 0; i < steps; ++i) {
+    models::KvState next;
+    const auto logits = model.forward({token}, state, &next, true);
+    token = static_cast<int32_t>(logits[-1].argmax().item<int64_t>());
+    if (token == stop) break;
+    out.push_back(token);
+    state = std::move(next);
+  }
+  return out;
 }
 
 }  // namespace kvstream::experiments

