@@ -53,6 +53,15 @@ std::filesystem::path resolve_data(const std::string& relative) {
   throw DataNotFound("data file '" + relative + "' not found; searched:" + root_lines(relative) + fetch_hint());
 }
 
+std::filesystem::path resolve_data_dir(const std::string& relative) {
+  for (const auto& root : data_search_roots()) {
+    std::filesystem::path candidate = root / relative;
+    std::error_code ec;
+    if (std::filesystem::is_directory(candidate, ec)) return candidate;
+  }
+  throw DataNotFound("data folder '" + relative + "' not found; searched:" + root_lines(relative) + fetch_hint());
+}
+
 std::filesystem::path resolve_input(const std::string& arg) {
   std::error_code ec;
   if (std::filesystem::is_regular_file(arg, ec)) return arg;

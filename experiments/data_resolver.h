@@ -26,6 +26,8 @@ std::vector<std::filesystem::path> data_search_roots();
 
 // `relative` under the first root that has it, e.g. "models/stories260K/stories260K.bin".
 std::filesystem::path resolve_data(const std::string& relative);
+// The same for a folder, e.g. "traces/mahimahi".
+std::filesystem::path resolve_data_dir(const std::string& relative);
 
 // A command-line file argument: `arg` itself when that file exists (absolute or relative to the
 // working directory), else `arg` as a data-relative path.

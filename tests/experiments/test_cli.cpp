@@ -18,7 +18,7 @@
 
 #include "cachegen_quantizer.h"
 #include "codec.h"
-#include "test_support.h"
+#include "cli_test.h"
 #include "half.h"
 #include "ladder.h"
 #include "safetensors.h"
@@ -33,10 +33,6 @@ namespace {
 using test_support::kKvFixture;
 const codec::KvFile& fixture() { return test_support::kv_fixture(); }
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 // Checks a decoded CacheGen context (read back from a safetensors file) against the codec library:
 // per chunk, the values are exactly the quantizer's dequantized values rounded to the file's dtype,
@@ -73,31 +69,8 @@ void expect_cachegen_decode(const KvCache& original, const KvCache& decoded, int
   }
 }
 
-class Cli : public test_support::TempDirTest {
+class Cli : public test_support::CliTest {
  protected:
-  struct Result {
-    int rc;
-    std::string out, err;
-  };
-
-
-  // Runs `kvstream ARGS` in the temporary directory; stdout and stderr are captured to files there.
-  Result run(const std::string& args) {
-    const std::string command = "cd '" + dir_.string() + "' && '" KVSTREAM_CLI "' " + args + " > stdout.txt 2> stderr.txt";
-    const int status = std::system(command.c_str());
-    Result result{WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_text(dir_ / "stdout.txt"), read_text(dir_ / "stderr.txt")};
-    fs::remove(dir_ / "stdout.txt");
-    fs::remove(dir_ / "stderr.txt");
-    return result;
-  }
-
-  // Runs and expects exit 0.
-  Result ok(const std::string& args) {
-    Result r = run(args);
-    EXPECT_EQ(r.rc, 0) << "kvstream " << args << "\nstdout: " << r.out << "\nstderr: " << r.err;
-    return r;
-  }
-
   // The files in the temporary directory.
   std::vector<std::string> files() const {
     std::vector<std::string> names;
@@ -105,7 +78,6 @@ class Cli : public test_support::TempDirTest {
     std::sort(names.begin(), names.end());
     return names;
   }
-
 };
 
 TEST_F(Cli, CacheGenLevel2InChunksOf200) {

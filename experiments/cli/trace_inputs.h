@@ -1,0 +1,23 @@
+// Trace arguments of the CLI: a generator spec, FILE#k, a file (all its traces) or a directory
+// (every file below it), files looked up through the data resolver.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bandwidth_trace.h"
+#include "trace_readers.h"
+
+namespace kvstream::cli {
+
+struct NamedTrace {
+  traces::BandwidthTrace trace;
+  std::string format;  // the format it was read in, or "generator"
+};
+
+// Appends the traces `arg` stands for; `format` nullopt sniffs each file.
+void collect_traces(const std::string& arg, std::optional<traces::TraceFormat> format, std::vector<NamedTrace>& out);
+// Exactly one trace (a file holding several needs FILE#k); `format_name` as for --format.
+traces::BandwidthTrace load_one_trace(const std::string& arg, const std::string& format_name);
+
+}  // namespace kvstream::cli
