@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "hardware_profile.h"
 #include "llama_model.h"
 
 namespace kvstream::experiments {
@@ -20,11 +21,7 @@ struct PrefillPoint {
   double seconds = 0;
 };
 
-struct PrefillCostModel {
-  double a = 0, b = 0, c = 0;
-  double rms_relative_error = 0;  // over the points it was fitted to
-  double seconds(double prefix, double chunk) const { return a + b * chunk + c * chunk * (prefix + chunk / 2); }
-};
+using sim::PrefillCostModel;
 
 // Least squares (Eigen) on the points, weighted by 1/seconds so that every point counts relatively.
 PrefillCostModel fit_prefill_cost(const std::vector<PrefillPoint>& points);

@@ -23,6 +23,9 @@ Command cdf_build_command();
 Command quality_command();
 Command profile_prefill_command();
 Command kv_export_command();
+Command trace_command();
+Command simulate_command();
+Command sim_bench_command();
 
 namespace po = boost::program_options;
 

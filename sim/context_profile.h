@@ -1,0 +1,75 @@
+// The context profile: everything the simulator needs to know about one context, measured offline
+// (ARCHITECTURE.md §1 step 1): per chunk, the bytes, encode/decode times and quality of every level
+// of the ladder, the bytes of the chunk as text, and optionally a measured recompute time.
+//
+// Quality is a number in [0, 1] per (chunk, level) where 1 means "the same as the original KV"
+// (e.g. top-1 agreement of next-token predictions, or task accuracy relative to the original);
+// a text chunk is recomputed exactly, so its quality is 1. The JSON format is documented in
+// sim/README.md; readers report errors with the JSON path.
+#pragma once
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kvstream::sim {
+
+struct LevelInfo {
+  std::string name;   // unique within the profile, e.g. "cachegen:2", "quant:bits=8"
+  std::string codec;  // codec family, e.g. "cachegen", "quant"; policies pick ladders by it
+};
+
+struct LevelCost {
+  double bytes = 0;
+  double encode_s = 0;
+  double decode_s = 0;
+  double quality = 1;  // in [0, 1]
+};
+
+struct ChunkProfile {
+  int64_t start_token = 0;  // the chunk covers [start_token, start_token + tokens)
+  int64_t tokens = 0;
+  double text_bytes = 0;               // the chunk's text on the wire
+  std::optional<double> recompute_s;   // measured prefill of the chunk after its prefix, if known
+  std::vector<LevelCost> levels;       // aligned with ContextProfile::levels
+};
+
+struct ContextProfile {
+  std::string name;
+  std::string model;
+  int64_t chunk_tokens = 0;
+  std::vector<LevelInfo> levels;
+  std::vector<ChunkProfile> chunks;
+
+  int64_t context_tokens() const;
+  // Index of the level called `name`; throws std::invalid_argument listing the names otherwise.
+  int level_index(const std::string& name) const;
+};
+
+// Throws std::runtime_error "<where>: <json path>: <what was wrong>" on any schema violation:
+// missing or mistyped keys, negative sizes or times, quality outside [0, 1], chunks that are not
+// contiguous from token 0, or a chunk whose level list does not match the profile's levels.
+ContextProfile context_profile_from_json(const nlohmann::json& json, const std::string& where = "profile");
+ContextProfile read_context_profile(const std::string& path);
+nlohmann::json to_json(const ContextProfile& profile);
+
+// A synthetic profile for tests, benchmarks and examples that need no model run: `n_chunks` chunks
+// of `chunk_tokens`, the same costs in every chunk. Defaults: a Mistral-7B-shaped context (128 KiB
+// of fp16 KV per token) at the ratios the CacheGen codec measured on the real KV fixture (levels
+// 1-3: 4.51x, 3.47x, 3.01x smaller than fp16; quant:bits=8 1.886x), quality = the top-1 agreement
+// measured per level on stories260K (tests/golden/quality_stories260K.json), and an ASSUMED decoder
+// at 2 GB/s of compressed input (GPU decode is measured in issue 6). Not a measurement of any one
+// context: real profiles come from `kvstream run` (experiments).
+struct SyntheticProfileSpec {
+  int n_chunks = 10;
+  int64_t chunk_tokens = 1500;
+  std::vector<std::string> level_names = {"cachegen:1", "cachegen:2", "cachegen:3", "quant:bits=8"};
+  std::vector<double> bytes_per_token = {131072 / 4.51, 131072 / 3.47, 131072 / 3.01, 131072 / 1.886};
+  std::vector<double> quality = {0.750, 0.867, 0.948, 0.998};
+  double decode_bytes_per_s = 2e9;
+  double text_bytes_per_token = 4;
+};
+ContextProfile synthetic_profile(const SyntheticProfileSpec& spec);
+
+}  // namespace kvstream::sim

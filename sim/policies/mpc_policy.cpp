@@ -1,0 +1,220 @@
+// mpc: model-predictive control over a short horizon, as in MPC video streaming (Yin et al.,
+// SIGCOMM'15), with levels as the bitrate ladder and text as an extra rung with a compute cost
+// (CACHEGEN.md §11.4 "Planner"). A real sender: it sees only this request's past transfers.
+//
+// Before every chunk i (re-planning each time):
+//   1. predict the throughput r with the estimator on the request's history; before the first
+//      sample use prior_gbps when given, else send the middle level of the ladder (no prediction);
+//   2. model the rest of the request with a TimelineModel whose transfers run at the constant rate r
+//      (same costs and config as the simulator), starting from the request's own timeline;
+//   3. enumerate every choice sequence for chunks [i, i + horizon) (depth-first, sharing prefixes)
+//      and complete chunks beyond the horizon with their cheapest option, to predict the TTFT:
+//      the ladder level with the fewest bytes (ties: the better level), or text when text's
+//      predicted time alone (its bits / r + its recompute) is smaller than that level's (bits / r +
+//      decode);
+//   4. among sequences whose predicted TTFT meets the SLO (TTFT <= slo_s) take the one with the most
+//      quality over the horizon, then the smaller predicted TTFT; if none meets it, the smallest
+//      predicted TTFT, then the most horizon quality; remaining ties: the first in enumeration order
+//      (ladder best first, then text). Send its first choice.
+// Branch-and-bound cuts the enumeration without changing its result: a prefix is skipped when no
+// sequence through it can beat the best found so far, i.e. a lower bound of its predicted TTFT
+// misses the SLO (or exceeds the best TTFT while none meets it), or its quality plus the best
+// quality of the rest of the horizon is below the best feasible sequence's. TTFT bounds: the
+// prefix's first_token_s, and its next transfer start plus the least link time of every remaining
+// chunk at rate r; both bounds get a 1e-9 relative margin against rounding.
+//
+// A predicted rate of 0 (a stalled transfer in the window) makes every transfer end at +infinity, so
+// every sequence misses the SLO with TTFT = infinity, and the tie-break sends the best quality.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <stdexcept>
+
+#include "policies.h"
+
+namespace kvstream::sim::policies {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// An option that must be an integer >= 1.
+int positive_integer_option(const PolicySpec& spec, const std::string& key, int fallback) {
+  const double value = spec.get_number(key, fallback);
+  if (!(value >= 1) || value != std::floor(value) || value > 1e6)
+    throw std::invalid_argument("policy \"" + spec.text + "\": option " + key + " must be an integer >= 1, got " +
+                                spec.get(key, ""));
+  return static_cast<int>(value);
+}
+
+// A horizon sequence's standing: see rule 4 in the header.
+struct Score {
+  bool meets_slo = false;
+  double ttft_s = kInf;
+  double horizon_quality = -kInf;  // below any real sequence: the empty best loses to everything
+
+  bool better_than(const Score& other) const {
+    if (meets_slo != other.meets_slo) return meets_slo;
+    if (meets_slo) {
+      if (horizon_quality != other.horizon_quality) return horizon_quality > other.horizon_quality;
+      return ttft_s < other.ttft_s;
+    }
+    if (ttft_s != other.ttft_s) return ttft_s < other.ttft_s;
+    return horizon_quality > other.horizon_quality;
+  }
+};
+
+// One decision's search: the predicted model, the horizon and the best sequence so far.
+class Search {
+ public:
+  Search(const DecisionContext& context, const std::vector<int>& choices, const std::vector<int>& ladder,
+         size_t horizon, double rate_bps)
+      : context_(context),
+        costs_(context.costs),
+        choices_(choices),
+        model_(context.costs, context.config,
+               [rate_bps](double start_s, double bits, size_t) {
+                 if (!(bits > 0)) return start_s;
+                 return rate_bps > 0 ? start_s + bits / rate_bps : kInf;
+               }),
+        end_(std::min(context.chunk + horizon, context.costs.chunks())) {
+    // The best quality each horizon chunk can add, summed from the back.
+    best_rest_.assign(end_ - context.chunk + 1, 0.0);
+    for (size_t c = end_; c-- > context.chunk;) {
+      double best = -kInf;
+      for (int choice : choices_) best = std::max(best, costs_.quality(c, choice) * costs_.tokens(c));
+      best_rest_[c - context.chunk] = best_rest_[c - context.chunk + 1] + best;
+    }
+    // The tail beyond the horizon: the cheapest option of each chunk (header, step 3).
+    const bool text = choices_.back() == kText;
+    for (size_t c = end_; c < costs_.chunks(); ++c) {
+      int level = ladder.front();
+      for (int l : ladder)
+        if (costs_.bits(c, l) < costs_.bits(c, level)) level = l;
+      const auto predicted_s = [&](int choice) { return costs_.bits(c, choice) / rate_bps + costs_.gpu_s(c, choice); };
+      tail_.push_back(text && predicted_s(kText) < predicted_s(level) ? kText : level);
+    }
+    // link_s_[k]: the least link time of chunks chunk+k.. (cheapest choice in the horizon, the tail
+    // beyond), with the chunk RTT before every chunk but the first.
+    const size_t n = costs_.chunks();
+    link_s_.assign(n - context.chunk + 1, 0.0);
+    for (size_t c = n; c-- > context.chunk;) {
+      double bits = kInf;
+      if (c >= end_)
+        bits = costs_.bits(c, tail_[c - end_]);
+      else
+        for (int choice : choices_) bits = std::min(bits, costs_.bits(c, choice));
+      const double seconds = bits > 0 ? bits / rate_bps : 0.0;  // +infinity when the rate is 0
+      link_s_[c - context.chunk] =
+          link_s_[c - context.chunk + 1] + seconds + (c + 1 < n ? context.config.chunk_rtt_s : 0.0);
+    }
+  }
+
+  int best_first_choice() {
+    visit(context_.timeline, context_.chunk, kText);
+    return best_first_;
+  }
+
+ private:
+  // Extends the sequence that led to `state` (chunk `chunk` is next; `first` is its first choice).
+  void visit(const Timeline& state, size_t chunk, int first) {
+    if (chunk == end_) return score_leaf(state, first);
+    for (int choice : choices_) {
+      const Timeline next = model_.advance(state, chunk, choice);
+      if (!hopeless(next, chunk + 1)) visit(next, chunk + 1, chunk == context_.chunk ? choice : first);
+    }
+  }
+
+  void score_leaf(const Timeline& horizon_state, int first) {
+    Timeline state = horizon_state;
+    for (size_t c = end_; c < costs_.chunks(); ++c) state = model_.advance(state, c, tail_[c - end_]);
+    const double ttft_s = model_.first_token_s(state) - context_.arrival_s;
+    const Score score{ttft_s <= context_.config.slo_s, ttft_s, horizon_state.quality_tokens};
+    if (score.better_than(best_)) best_ = score, best_first_ = first;
+  }
+
+  // True when no sequence through `state` (chunk `next_chunk` is next) can beat the best so far:
+  // quality grows by at most best_rest_, and the first token comes no earlier than first_token_s
+  // (times only grow) nor, while chunks remain, than the next transfer's start plus the rest's
+  // least link time (the chunks are sent one after another at the predicted rate; a 1e-9 margin
+  // covers rounding).
+  bool hopeless(const Timeline& state, size_t next_chunk) const {
+    double limit_s = best_.ttft_s;
+    if (best_.meets_slo) {
+      const double quality_bound = state.quality_tokens + best_rest_[next_chunk - context_.chunk];
+      if (quality_bound + 1e-9 * std::abs(quality_bound) < best_.horizon_quality) return true;
+      limit_s = context_.config.slo_s;
+    }
+    if (std::isinf(limit_s)) return false;
+    if (model_.first_token_s(state) - context_.arrival_s > limit_s) return true;
+    if (next_chunk == costs_.chunks()) return false;
+    const double link_bound_s = state.next_issue_s + context_.config.chunk_rtt_s +
+                                link_s_[next_chunk - context_.chunk] + costs_.query_prefill_s() - context_.arrival_s;
+    return link_bound_s - 1e-9 * std::abs(link_bound_s) > limit_s;
+  }
+
+  const DecisionContext& context_;
+  const CostModel& costs_;
+  const std::vector<int>& choices_;
+  const TimelineModel model_;
+  const size_t end_;               // the horizon is chunks [context.chunk, end_)
+  std::vector<double> best_rest_;  // best_rest_[k]: the most quality chunks chunk+k..end_-1 can add
+  std::vector<int> tail_;          // tail_[k]: the choice predicted for chunk end_ + k
+  std::vector<double> link_s_;     // link_s_[k]: least link time of chunks chunk+k.. (see constructor)
+  Score best_;
+  int best_first_ = kText;
+};
+
+class Mpc final : public Policy {
+ public:
+  Mpc(std::vector<int> ladder, bool text, size_t horizon, std::unique_ptr<ThroughputEstimator> estimator,
+      std::optional<double> prior_bps)
+      : ladder_(std::move(ladder)),
+        choices_(ladder_),
+        horizon_(horizon),
+        estimator_(std::move(estimator)),
+        prior_bps_(prior_bps) {
+    if (text) choices_.push_back(kText);
+  }
+
+  int choose(const DecisionContext& context) override {
+    const std::optional<double> rate_bps =
+        context.history.empty() ? prior_bps_ : estimator_->estimate_bps(context.history);
+    // No sample and no prior: the middle of the ladder (for an even count, the lower of the two).
+    if (!rate_bps) return ladder_[ladder_.size() / 2];
+    return Search(context, choices_, ladder_, horizon_, *rate_bps).best_first_choice();
+  }
+
+ private:
+  std::vector<int> ladder_;   // best quality first
+  std::vector<int> choices_;  // the ladder, then text when allowed
+  size_t horizon_;
+  std::unique_ptr<ThroughputEstimator> estimator_;
+  std::optional<double> prior_bps_;
+};
+
+}  // namespace
+
+std::unique_ptr<Policy> make_mpc(const PolicySpec& spec, const ContextProfile& profile) {
+  spec.only({"horizon", "estimator", "window", "alpha", "ladder", "text", "prior_gbps"});
+  const int horizon = positive_integer_option(spec, "horizon", 5);
+  const int window = positive_integer_option(spec, "window", 5);
+  const std::string text = spec.get("text", "1");
+  if (text != "0" && text != "1")
+    throw std::invalid_argument("policy \"" + spec.text + "\": option text expects 0 or 1, got \"" + text + "\"");
+  std::optional<double> prior_bps;
+  if (spec.options.contains("prior_gbps")) {
+    const double gbps = spec.get_number("prior_gbps", 0);
+    if (!(gbps > 0) || !std::isfinite(gbps))
+      throw std::invalid_argument("policy \"" + spec.text + "\": option prior_gbps must be a number > 0, got " +
+                                  spec.get("prior_gbps", ""));
+    prior_bps = gbps * 1e9;
+  }
+  return std::make_unique<Mpc>(ladder_best_first(profile, spec.get("ladder", default_ladder(profile))), text == "1",
+                               static_cast<size_t>(horizon),
+                               make_estimator(spec.get("estimator", "robust"), window, spec.get_number("alpha", 0.5)),
+                               prior_bps);
+}
+
+}  // namespace kvstream::sim::policies

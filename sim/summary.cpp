@@ -1,0 +1,53 @@
+#include "summary.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace kvstream::sim {
+
+namespace {
+double percentile(const std::vector<double>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  const double rank = p / 100 * static_cast<double>(sorted.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(rank));
+  const size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (rank - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+}
+}  // namespace
+
+Summary summarize(const std::vector<RequestResult>& results) {
+  Summary s;
+  s.requests = results.size();
+  std::vector<double> ttfts;
+  size_t violations = 0;
+  for (const auto& r : results) {
+    s.mean_bytes += r.bytes;
+    if (!r.slo_met) ++violations;
+    if (!r.completed) continue;
+    ttfts.push_back(r.ttft_s);
+    s.mean_ttft_s += r.ttft_s;
+    s.mean_quality += r.quality;
+  }
+  s.completed = ttfts.size();
+  std::sort(ttfts.begin(), ttfts.end());
+  if (s.completed) {
+    s.mean_ttft_s /= static_cast<double>(s.completed);
+    s.mean_quality /= static_cast<double>(s.completed);
+  }
+  s.p50_ttft_s = percentile(ttfts, 50);
+  s.p95_ttft_s = percentile(ttfts, 95);
+  if (s.requests) {
+    s.slo_violation_rate = static_cast<double>(violations) / static_cast<double>(s.requests);
+    s.mean_bytes /= static_cast<double>(s.requests);
+  }
+  return s;
+}
+
+nlohmann::json to_json(const Summary& s) {
+  return {{"requests", s.requests},         {"completed", s.completed},
+          {"mean_ttft_s", s.mean_ttft_s},   {"p50_ttft_s", s.p50_ttft_s},
+          {"p95_ttft_s", s.p95_ttft_s},     {"slo_violation_rate", s.slo_violation_rate},
+          {"mean_bytes", s.mean_bytes},     {"mean_quality", s.mean_quality}};
+}
+
+}  // namespace kvstream::sim

@@ -1,0 +1,21 @@
+// Workloads: which requests arrive when, and for which context.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace kvstream::sim {
+
+struct Request {
+  double arrival_s = 0;
+  size_t context = 0;  // index into the simulation's context profiles
+};
+
+// One request for context 0 at time 0.
+std::vector<Request> single_request();
+// `count` requests with exponential inter-arrival times of mean 1/rate_per_s (the first at its
+// first draw, not at 0), each for a context drawn uniformly from n_contexts. Deterministic in
+// `seed` on every platform (own transforms of std::mt19937_64 output, not std:: distributions).
+std::vector<Request> poisson_requests(double rate_per_s, size_t count, size_t n_contexts, uint64_t seed);
+
+}  // namespace kvstream::sim

@@ -1,0 +1,45 @@
+// Small builders shared by the sim tests: hand-made profiles and traces.
+#pragma once
+#include <vector>
+
+#include "bandwidth_trace.h"
+#include "context_profile.h"
+#include "hardware_profile.h"
+
+namespace kvstream::sim::test {
+
+// `n_chunks` chunks of `chunk_tokens`, one level per entry of `level_bytes` (same bytes every chunk),
+// decode_s per level, quality per level; codec "cachegen", names "cachegen:1", ...
+inline ContextProfile hand_profile(int n_chunks, int64_t chunk_tokens, const std::vector<double>& level_bytes,
+                                   const std::vector<double>& decode_s, const std::vector<double>& quality,
+                                   double text_bytes = 0) {
+  ContextProfile profile;
+  profile.name = "hand";
+  profile.chunk_tokens = chunk_tokens;
+  for (size_t l = 0; l < level_bytes.size(); ++l) profile.levels.push_back({"cachegen:" + std::to_string(l + 1), "cachegen"});
+  for (int c = 0; c < n_chunks; ++c) {
+    ChunkProfile chunk{c * chunk_tokens, chunk_tokens, text_bytes, std::nullopt, {}};
+    for (size_t l = 0; l < level_bytes.size(); ++l) chunk.levels.push_back({level_bytes[l], 0, decode_s[l], quality[l]});
+    profile.chunks.push_back(chunk);
+  }
+  return profile;
+}
+
+// Piecewise-constant trace from (duration_s, Gbps) pairs; the last piece lasts long enough that
+// no test loops around.
+inline traces::BandwidthTrace gbps_trace(const std::vector<std::pair<double, double>>& pieces) {
+  std::vector<traces::TraceSegment> segments;
+  for (const auto& [duration_s, gbps] : pieces) segments.push_back({duration_s, gbps * 1e9});
+  segments.push_back({1000, pieces.back().second * 1e9});
+  return traces::BandwidthTrace(segments, "hand");
+}
+
+inline HardwareProfile linear_prefill(double seconds_per_token) {
+  HardwareProfile hw;
+  hw.device = "test";
+  hw.kind = "analytic";
+  hw.prefill.b = seconds_per_token;
+  return hw;
+}
+
+}  // namespace kvstream::sim::test

@@ -1,0 +1,81 @@
+// The event queue, the links and the executor on their own.
+#include <gtest/gtest.h>
+
+#include "event_queue.h"
+#include "executor.h"
+#include "link.h"
+#include "sim_test_support.h"
+
+namespace kvstream::sim {
+namespace {
+
+TEST(EventQueue, RunsInTimeOrderWithSchedulingOrderBreakingTies) {
+  EventQueue events;
+  std::vector<int> order;
+  events.schedule(2.0, [&] { order.push_back(3); });
+  events.schedule(1.0, [&] { order.push_back(1); });
+  events.schedule(1.0, [&] {
+    order.push_back(2);
+    events.schedule(1.0, [&] { order.push_back(4); });  // at t = 1 still: before the t = 2 event
+  });
+  events.run();
+  EXPECT_EQ(order, (std::vector<int>{1, 2, 4, 3}));
+  EXPECT_EQ(events.events_run(), 4u);
+  EXPECT_DOUBLE_EQ(events.now_s(), 2.0);
+  EXPECT_THROW(events.schedule(1.0, [] {}), std::logic_error);
+}
+
+TEST(SharedLink, ConcurrentTransfersShareCapacityFairly) {
+  EventQueue events;
+  const auto trace = test::gbps_trace({{1, 1.0}});  // 1 Gbps
+  SharedLink link(events, trace, 0);
+  double a_done = -1, b_done = -1;
+  link.send(1e9, 0, [&] { a_done = events.now_s(); });  // 1 Gbit alone would take 1 s
+  events.schedule(0.5, [&] { link.send(0.25e9, 0, [&] { b_done = events.now_s(); }); });
+  events.run();
+  // From 0.5 s both get 0.5 Gbps: b's 0.25 Gbit takes 0.5 s; a has 0.25 Gbit left at 1.0 s, alone again.
+  EXPECT_NEAR(b_done, 1.0, 1e-12);
+  EXPECT_NEAR(a_done, 1.25, 1e-12);
+}
+
+TEST(SharedLink, ZeroCapacityTraceNeverDelivers) {
+  EventQueue events;
+  const traces::BandwidthTrace dead({{1, 0}}, "dead");
+  SharedLink link(events, dead, 0);
+  bool delivered = false;
+  link.send(1, 0, [&] { delivered = true; });
+  events.run();
+  EXPECT_FALSE(delivered);
+}
+
+TEST(ChunkIndexedLink, ChunkCTravelsAtTheCthRate) {
+  EventQueue events;
+  const traces::BandwidthTrace per_chunk({{1, 1e9}, {1, 2e9}}, "chunks", /*chunk_indexed=*/true);
+  ChunkIndexedLink link(events, per_chunk);
+  std::vector<double> done;
+  link.send(1e9, 0, [&] {
+    done.push_back(events.now_s());
+    link.send(1e9, 1, [&] {
+      done.push_back(events.now_s());
+      link.send(1e9, 2, [&] { done.push_back(events.now_s()); });  // loops: rate of chunk 0
+    });
+  });
+  events.run();
+  EXPECT_EQ(done, (std::vector<double>{1.0, 1.5, 2.5}));
+  EXPECT_THROW(SharedLink(events, per_chunk, 0), std::invalid_argument);
+}
+
+TEST(Executor, RunsJobsFifoAndReportsStartTimes) {
+  EventQueue events;
+  Executor gpu(events);
+  std::vector<std::pair<double, double>> runs;  // (start, end)
+  gpu.submit(1.0, [&](double start_s) { runs.push_back({start_s, events.now_s()}); });
+  gpu.submit(0.5, [&](double start_s) { runs.push_back({start_s, events.now_s()}); });
+  events.schedule(3.0, [&] { gpu.submit(0.25, [&](double start_s) { runs.push_back({start_s, events.now_s()}); }); });
+  events.run();
+  EXPECT_EQ(runs, (std::vector<std::pair<double, double>>{{0, 1}, {1, 1.5}, {3, 3.25}}));
+  EXPECT_DOUBLE_EQ(gpu.busy_s(), 1.75);
+}
+
+}  // namespace
+}  // namespace kvstream::sim
