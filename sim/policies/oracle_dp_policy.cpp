@@ -30,8 +30,8 @@
 // prefill is monotone, so A's completion is at least as good as B's under the objective (meeting
 // the SLO is monotone in TTFT). Hence the frontier always holds a prefix of an optimal plan. This
 // holds for the doubles computed: max and adding the same number are monotone under rounding; the
-// transfer must be monotone in its start in floating point as well (see walked_arrival_s in
-// tests/sim/test_planning_policies.cpp: solo_transfer_end_s can reverse two starts by an ulp).
+// transfer must be monotone in its start in floating point as well, which solo_transfer_end_s is
+// (BandwidthTrace::arrival_s is computed from the period count and offset, not start + duration).
 //
 // Canonical form (exact). Before a node with a chunk to go is compared, with s0 = next_issue +
 // chunk_rtt (the next transfer's start, and every later arrival is >= s0):
