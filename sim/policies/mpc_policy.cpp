@@ -48,23 +48,6 @@ int positive_integer_option(const PolicySpec& spec, const std::string& key, int 
   return static_cast<int>(value);
 }
 
-// A horizon sequence's standing: see rule 4 in the header.
-struct Score {
-  bool meets_slo = false;
-  double ttft_s = kInf;
-  double horizon_quality = -kInf;  // below any real sequence: the empty best loses to everything
-
-  bool better_than(const Score& other) const {
-    if (meets_slo != other.meets_slo) return meets_slo;
-    if (meets_slo) {
-      if (horizon_quality != other.horizon_quality) return horizon_quality > other.horizon_quality;
-      return ttft_s < other.ttft_s;
-    }
-    if (ttft_s != other.ttft_s) return ttft_s < other.ttft_s;
-    return horizon_quality > other.horizon_quality;
-  }
-};
-
 // One decision's search: the predicted model, the horizon and the best sequence so far.
 class Search {
  public:
@@ -130,7 +113,7 @@ class Search {
     Timeline state = horizon_state;
     for (size_t c = end_; c < costs_.chunks(); ++c) state = model_.advance(state, c, tail_[c - end_]);
     const double ttft_s = model_.first_token_s(state) - context_.arrival_s;
-    const Score score{ttft_s <= context_.config.slo_s, ttft_s, horizon_state.quality_tokens};
+    const PlanScore score{ttft_s <= context_.config.slo_s, ttft_s, horizon_state.quality_tokens};
     if (score.better_than(best_)) best_ = score, best_first_ = first;
   }
 
@@ -143,7 +126,7 @@ class Search {
     double limit_s = best_.ttft_s;
     if (best_.meets_slo) {
       const double quality_bound = state.quality_tokens + best_rest_[next_chunk - context_.chunk];
-      if (quality_bound + 1e-9 * std::abs(quality_bound) < best_.horizon_quality) return true;
+      if (quality_bound + 1e-9 * std::abs(quality_bound) < best_.quality) return true;
       limit_s = context_.config.slo_s;
     }
     if (std::isinf(limit_s)) return false;
@@ -162,7 +145,7 @@ class Search {
   std::vector<double> best_rest_;  // best_rest_[k]: the most quality chunks chunk+k..end_-1 can add
   std::vector<int> tail_;          // tail_[k]: the choice predicted for chunk end_ + k
   std::vector<double> link_s_;     // link_s_[k]: least link time of chunks chunk+k.. (see constructor)
-  Score best_;
+  PlanScore best_;  // over the horizon's quality
   int best_first_ = kText;
 };
 

@@ -150,23 +150,6 @@ bool comes_first(const Timeline& a, const Timeline& b) {
   return a.last_submit_s < b.last_submit_s;
 }
 
-// A complete plan's standing under the objective.
-struct Outcome {
-  bool meets_slo = false;
-  double ttft_s = kInf;
-  double quality_tokens = -kInf;  // below any real plan: the empty incumbent loses to everything
-
-  bool better_than(const Outcome& other) const {
-    if (meets_slo != other.meets_slo) return meets_slo;
-    if (meets_slo) {
-      if (quality_tokens != other.quality_tokens) return quality_tokens > other.quality_tokens;
-      return ttft_s < other.ttft_s;
-    }
-    if (ttft_s != other.ttft_s) return ttft_s < other.ttft_s;
-    return quality_tokens > other.quality_tokens;
-  }
-};
-
 // Relaxations of the remaining chunks that bound every completion of a node (header comment,
 // "Relaxation bounds"): each remaining chunk needs link capacity (its bits) and, as text, a turn on
 // the recompute chain. Built once per plan in O(chunks^2 + chunks x choices x prices).
@@ -429,7 +412,7 @@ class Planner {
     const std::vector<Node>& frontier = layers_.back();
     for (uint32_t parent = 0; parent < frontier.size(); ++parent)
       for (int choice : choices_) {
-        const Outcome candidate = outcome(advance(frontier[parent].state, n - 1, choice));
+        const PlanScore candidate = outcome(advance(frontier[parent].state, n - 1, choice));
         if (candidate.better_than(incumbent_)) {
           incumbent_ = candidate;
           incumbent_plan_ = path_to(parent);
@@ -457,7 +440,7 @@ class Planner {
     state.prefill_free_s = context_.config.overlap_decode_prefill ? state.ready_s : m;
   }
 
-  Outcome outcome(const Timeline& final_state) const {
+  PlanScore outcome(const Timeline& final_state) const {
     const double ttft_s = model_.first_token_s(final_state) - context_.arrival_s;
     return {ttft_s <= context_.config.slo_s, ttft_s, final_state.quality_tokens};
   }
@@ -469,7 +452,7 @@ class Planner {
     double limit_s = incumbent_.ttft_s;
     if (incumbent_.meets_slo) {
       const double quality_bound = state.quality_tokens + best_rest_[next_chunk - first_];
-      if (quality_bound + 1e-9 * std::abs(quality_bound) < incumbent_.quality_tokens) return true;
+      if (quality_bound + 1e-9 * std::abs(quality_bound) < incumbent_.quality) return true;
       limit_s = context_.config.slo_s;
     }
     if (std::isinf(limit_s)) return false;
@@ -480,7 +463,7 @@ class Planner {
     return incumbent_.meets_slo &&
            relaxation_.quality_out_of_reach(state, next_chunk,
                                             context_.arrival_s + context_.config.slo_s - costs_.query_prefill_s(),
-                                            incumbent_.quality_tokens);
+                                            incumbent_.quality);
   }
 
   // The choices that lead to node `index` of the last layer.
@@ -494,7 +477,7 @@ class Planner {
   }
 
   void offer(const std::vector<int>& plan, const Timeline& final_state) {
-    const Outcome candidate = outcome(final_state);
+    const PlanScore candidate = outcome(final_state);
     if (!candidate.better_than(incumbent_)) return;
     incumbent_ = candidate;
     incumbent_plan_ = plan;
@@ -589,7 +572,7 @@ class Planner {
         continue;
       }
       for (const Entry& entry : children) {
-        const Outcome candidate = outcome(entry.state);
+        const PlanScore candidate = outcome(entry.state);
         if (!candidate.better_than(incumbent_)) continue;
         incumbent_ = candidate;
         incumbent_plan_ = path_to(nodes[entry.root].parent);
@@ -611,7 +594,7 @@ class Planner {
   // layers_[k]: the frontier after chunks first..first+k-1 (layers_[0] is the starting timeline).
   std::vector<std::vector<Node>> layers_;
   // The best complete plan known so far; the final layer's comparison makes it the optimum.
-  Outcome incumbent_;
+  PlanScore incumbent_;
   std::vector<int> incumbent_plan_;
   size_t beam_trigger_ = 16;  // frontier size that starts the next beam search
 };

@@ -1,6 +1,7 @@
 // Factories of the registered policies (policy.cpp lists them with their help lines), and the
 // ladder helper they share.
 #pragma once
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -13,6 +14,21 @@ namespace kvstream::sim::policies {
 std::vector<int> ladder_best_first(const ContextProfile& profile, const std::string& ladder);
 // The default ladder option: "cachegen" when the profile has CacheGen levels, else "" (all levels).
 std::string default_ladder(const ContextProfile& profile);
+
+// The planners' objective (mpc over its horizon, oracle-dp over whole plans): a plan that meets the
+// SLO (TTFT <= slo_s, the simulator's slo_met) beats one that does not; among those that meet it,
+// more quality, then smaller TTFT; among those that miss it, smaller TTFT, then more quality.
+struct PlanScore {
+  bool meets_slo = false;
+  double ttft_s = std::numeric_limits<double>::infinity();
+  double quality = -std::numeric_limits<double>::infinity();  // below any real plan: an empty best loses
+
+  bool better_than(const PlanScore& other) const {
+    if (meets_slo != other.meets_slo) return meets_slo;
+    if (meets_slo) return quality != other.quality ? quality > other.quality : ttft_s < other.ttft_s;
+    return ttft_s != other.ttft_s ? ttft_s < other.ttft_s : quality > other.quality;
+  }
+};
 
 std::unique_ptr<Policy> make_fixed(const PolicySpec& spec, const ContextProfile& profile);
 std::unique_ptr<Policy> make_text(const PolicySpec& spec, const ContextProfile& profile);
