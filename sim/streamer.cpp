@@ -37,7 +37,6 @@ void RequestStreamer::issue(size_t chunk) {
   const DecisionContext context{costs_, config_, chunk, now_s, result_.arrival_s, history_, timeline_, model_};
   const int choice = policy_->choose(context);
   choices_.push_back(choice);
-  ++issued_;
   result_.choices.push_back(costs_.choice_name(choice));
   result_.bytes += costs_.bits(chunk, choice) / 8;
   issue_s_[chunk] = now_s;
@@ -65,7 +64,7 @@ void RequestStreamer::on_arrived(size_t chunk) {
 // GPU jobs are submitted in chunk order; a text chunk also waits for the KV of every earlier
 // chunk (all earlier jobs done), since it is recomputed with that KV as prefix.
 void RequestStreamer::try_submit() {
-  while (submitted_ < issued_ && arrived_[submitted_]) {
+  while (submitted_ < choices_.size() && arrived_[submitted_]) {
     const size_t chunk = submitted_;
     const int choice = choices_[chunk];
     if (choice == kText && done_ < chunk) return;
@@ -91,7 +90,7 @@ void RequestStreamer::on_job_done(size_t chunk, double start_s) {
     return;
   }
   try_submit();
-  if (!config_.pipelining && done_ == issued_) issue(issued_);
+  if (!config_.pipelining && done_ == choices_.size()) issue(choices_.size());
 }
 
 void RequestStreamer::on_first_token() {

@@ -48,13 +48,13 @@ class RequestStreamer {
   const Done& on_done_;
   RequestResult result_;
   Timeline timeline_;                  // this request's own view, advanced as chunks arrive
-  std::vector<int> choices_;           // per issued chunk
+  std::vector<int> choices_;           // per issued chunk: its size is the number issued
   std::vector<char> arrived_;
   // Per chunk: request time, first byte on the link, GPU job submission (so that event handlers
   // capture only `this` and a chunk index, which std::function stores without allocating).
   std::vector<double> issue_s_, data_start_s_, submit_s_;
   std::vector<TransferSample> history_;
-  size_t issued_ = 0, submitted_ = 0, done_ = 0;
+  size_t submitted_ = 0, done_ = 0;
 };
 
 }  // namespace kvstream::sim

@@ -47,20 +47,10 @@ struct Models {
   TimelineModel truth;
 };
 
-// A complete plan's standing, and the objective of oracle-dp: meeting the SLO first; then more
-// quality, then smaller TTFT; if the SLO is missed, smaller TTFT, then more quality.
-struct Outcome {
-  bool meets_slo = false;
-  double ttft_s = kInf;
-  double quality_tokens = -kInf;
-};
+// A complete plan's standing under oracle-dp's objective (policies::PlanScore).
+using Outcome = policies::PlanScore;
 
-bool better(const Outcome& a, const Outcome& b) {
-  if (a.meets_slo != b.meets_slo) return a.meets_slo;
-  if (a.meets_slo)
-    return a.quality_tokens != b.quality_tokens ? a.quality_tokens > b.quality_tokens : a.ttft_s < b.ttft_s;
-  return a.ttft_s != b.ttft_s ? a.ttft_s < b.ttft_s : a.quality_tokens > b.quality_tokens;
-}
+bool better(const Outcome& a, const Outcome& b) { return a.better_than(b); }
 
 Outcome outcome_of(const Instance& in, const Models& m, const std::vector<int>& plan) {
   Timeline state = m.truth.start(in.arrival_s);
@@ -110,7 +100,7 @@ std::vector<int> drive(const std::string& spec, const Instance& in, const Models
 std::string describe(const Outcome& o) {
   std::ostringstream out;
   out.precision(17);
-  out << (o.meets_slo ? "meets" : "misses") << " SLO, TTFT " << o.ttft_s << " s, quality_tokens " << o.quality_tokens;
+  out << (o.meets_slo ? "meets" : "misses") << " SLO, TTFT " << o.ttft_s << " s, quality_tokens " << o.quality;
   return out.str();
 }
 
@@ -204,7 +194,7 @@ TEST(OracleDp, MatchesBruteForceOnRandomInstances) {
       SCOPED_TRACE("seed " + std::to_string(seed) + (text ? "" : ", text=0") + ": optimum " + describe(best) +
                    "; oracle-dp " + describe(got));
       EXPECT_EQ(got.meets_slo, best.meets_slo);
-      EXPECT_EQ(got.quality_tokens, best.quality_tokens);
+      EXPECT_EQ(got.quality, best.quality);
       EXPECT_EQ(got.ttft_s, best.ttft_s);
       for (int choice : plan) EXPECT_TRUE(text || choice != kText);
       ++(best.meets_slo ? met : std::isinf(best.ttft_s) ? stalled : missed);
@@ -225,7 +215,7 @@ TEST(OracleDp, MatchesBruteForceOnLongerInstances) {
     const Outcome got = outcome_of(in, m, drive("oracle-dp", in, m));
     SCOPED_TRACE("seed " + std::to_string(seed) + ": optimum " + describe(best) + "; oracle-dp " + describe(got));
     EXPECT_EQ(got.meets_slo, best.meets_slo);
-    EXPECT_EQ(got.quality_tokens, best.quality_tokens);
+    EXPECT_EQ(got.quality, best.quality);
     EXPECT_EQ(got.ttft_s, best.ttft_s);
   }
 }
@@ -305,7 +295,7 @@ TEST(Mpc, SlowLinkMixesCheaperLevelsAndMeetsTheSlo) {
     const std::vector<int> plan = drive(spec, in, m);
     const Outcome o = outcome_of(in, m, plan);
     EXPECT_TRUE(o.meets_slo) << spec << ": " << describe(o);
-    EXPECT_GT(o.quality_tokens, cheapest.quality_tokens) << spec;
+    EXPECT_GT(o.quality, cheapest.quality) << spec;
     EXPECT_FALSE(better(o, oracle)) << spec;
     EXPECT_NE(std::count(plan.begin(), plan.end(), 0), 10) << spec << ": the best level everywhere misses the SLO";
   }
@@ -463,7 +453,7 @@ TEST(PlanningPolicies, SimulatorRunsThemAsTheTimelineModelPredicts) {
       EXPECT_EQ(r.choices, names) << policy;
       EXPECT_NEAR(r.ttft_s, expected.ttft_s, 1e-12) << policy;
       EXPECT_EQ(r.slo_met, expected.meets_slo) << policy;
-      EXPECT_NEAR(r.quality * 3000, expected.quality_tokens, 1e-9) << policy;
+      EXPECT_NEAR(r.quality * 3000, expected.quality, 1e-9) << policy;
     }
 }
 
