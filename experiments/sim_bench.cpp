@@ -9,7 +9,7 @@
 #include "shipped_profiles.h"
 #include "simulation.h"
 #include "trace_generators.h"
-#include "trace_readers.h"
+#include "trace_inputs.h"
 #include "trace_transforms.h"
 
 namespace kvstream::experiments {
@@ -24,20 +24,15 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 std::vector<std::shared_ptr<const traces::BandwidthTrace>> sweep_traces(std::string& source) {
   std::vector<std::shared_ptr<const traces::BandwidthTrace>> out;
   for (const char* folder : {"traces/mahimahi", "traces/pensieve_fcc", "traces/pensieve_norway3g", "traces/lumos5g_5g"}) {
-    std::filesystem::path dir;
+    std::vector<NamedTrace> found;
     try {
-      dir = data::resolve_data_dir(folder);
+      collect_traces(folder, std::nullopt, found);
     } catch (const data::DataNotFound&) {
       continue;
     }
-    std::vector<std::filesystem::path> files;
-    for (const auto& entry : std::filesystem::directory_iterator(dir))
-      if (entry.is_regular_file()) files.push_back(entry.path());
-    std::sort(files.begin(), files.end());
-    for (const auto& file : files) {
-      const auto trace = traces::read_trace(file.string());
-      if (trace.mean_bps() > 0) out.push_back(std::make_shared<traces::BandwidthTrace>(traces::scale(trace, 2e9 / trace.mean_bps())));
-    }
+    for (const auto& [trace, format] : found)
+      if (trace.mean_bps() > 0)
+        out.push_back(std::make_shared<traces::BandwidthTrace>(traces::scale(trace, 2e9 / trace.mean_bps())));
   }
   source = "real (" + std::to_string(out.size()) + " files, each scaled to a 2 Gbps mean)";
   if (out.empty()) {

@@ -104,7 +104,7 @@ Command simulate_command() {
             sim::SimulationInputs in{{}, nullptr, std::nullopt, config};
             for (const auto& path : profile_paths)
               in.contexts.push_back(path == "synthetic" ? sim::synthetic_profile({}) : sim::read_context_profile(input_path(path)));
-            auto trace = load_one_trace(trace_arg, trace_format);
+            auto trace = experiments::load_one_trace(trace_arg, trace_format);
             if (scale != 1) trace = traces::scale(trace, scale);
             in.trace = std::make_shared<traces::BandwidthTrace>(std::move(trace));
             if (!hardware_arg.empty())

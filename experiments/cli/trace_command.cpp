@@ -16,7 +16,7 @@
 namespace kvstream::cli {
 namespace {
 
-void print_table(const std::vector<NamedTrace>& rows, const std::vector<traces::TraceStats>& stats) {
+void print_table(const std::vector<experiments::NamedTrace>& rows, const std::vector<traces::TraceStats>& stats) {
   size_t name_width = 4;
   for (const auto& s : stats) name_width = std::max(name_width, s.name.size());
   std::cout << std::left << std::setw(int(name_width)) << "name" << std::right << std::setw(10) << "format"
@@ -72,10 +72,10 @@ Command stats_subcommand() {
             } catch (const traces::TraceError& e) {
               throw po::error(std::string("--format: ") + e.what());
             }
-            std::vector<NamedTrace> rows;
-            for (const std::string& arg : inputs) collect_traces(arg, format, rows);
+            std::vector<experiments::NamedTrace> rows;
+            for (const std::string& arg : inputs) experiments::collect_traces(arg, format, rows);
             std::vector<traces::TraceStats> stats;
-            for (NamedTrace& row : rows) {
+            for (experiments::NamedTrace& row : rows) {
               if (factor != 1) row.trace = traces::scale(row.trace, factor);
               stats.push_back(traces::trace_stats(row.trace, bin_s));
             }

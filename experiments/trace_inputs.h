@@ -1,4 +1,4 @@
-// Trace arguments of the CLI: a generator spec, FILE#k, a file (all its traces) or a directory
+// Trace arguments (command line, configs, benchmarks): a generator spec, FILE#k, a file (all its traces) or a directory
 // (every file below it), files looked up through the data resolver.
 #pragma once
 #include <optional>
@@ -8,7 +8,7 @@
 #include "bandwidth_trace.h"
 #include "trace_readers.h"
 
-namespace kvstream::cli {
+namespace kvstream::experiments {
 
 struct NamedTrace {
   traces::BandwidthTrace trace;
@@ -20,4 +20,4 @@ void collect_traces(const std::string& arg, std::optional<traces::TraceFormat> f
 // Exactly one trace (a file holding several needs FILE#k); `format_name` as for --format.
 traces::BandwidthTrace load_one_trace(const std::string& arg, const std::string& format_name);
 
-}  // namespace kvstream::cli
+}  // namespace kvstream::experiments

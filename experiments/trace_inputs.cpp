@@ -4,11 +4,10 @@
 #include <filesystem>
 #include <regex>
 
-#include "command.h"
 #include "data_resolver.h"
 #include "trace_generators.h"
 
-namespace kvstream::cli {
+namespace kvstream::experiments {
 
 namespace {
 
@@ -23,7 +22,7 @@ fs::path locate(const std::string& arg) {
   try {
     return data::resolve_data_dir(arg);
   } catch (const data::DataNotFound&) {
-    return input_path(arg);  // its error names every place searched
+    return data::resolve_input(arg);  // its error names every place searched
   }
 }
 
@@ -73,4 +72,4 @@ traces::BandwidthTrace load_one_trace(const std::string& arg, const std::string&
   return std::move(found.front().trace);
 }
 
-}  // namespace kvstream::cli
+}  // namespace kvstream::experiments
