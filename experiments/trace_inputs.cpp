@@ -1,5 +1,7 @@
 #include "trace_inputs.h"
 
+#include <glob.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <regex>
@@ -34,10 +36,30 @@ void read_file(const fs::path& path, std::optional<traces::TraceFormat> format, 
 
 // The traces an argument stands for: a generator spec, FILE#k, a file (all its traces) or a
 // directory (every file below it, in path order).
+
+// The files a glob pattern (*, ?, [...]) matches, as given or under the first data root where it matches.
+std::vector<std::string> glob_matches(const std::string& pattern) {
+  std::vector<std::string> roots = {""};
+  if (!fs::path(pattern).is_absolute())
+    for (const auto& root : data::data_search_roots()) roots.push_back(root.string() + "/");
+  for (const auto& root : roots) {
+    glob_t found{};
+    const int status = ::glob((root + pattern).c_str(), 0, nullptr, &found);
+    std::vector<std::string> matches(found.gl_pathv, found.gl_pathv + (status == 0 ? found.gl_pathc : 0));
+    ::globfree(&found);
+    if (!matches.empty()) return matches;  // glob(3) sorts them
+  }
+  throw traces::TraceError("the pattern \"" + pattern + "\" matches no file (searched as given and under every data root)");
+}
+
 }  // namespace
 
 void collect_traces(const std::string& arg, std::optional<traces::TraceFormat> format, std::vector<NamedTrace>& out) {
   std::error_code ec;
+  if (arg.find_first_of("*?[") != std::string::npos && !fs::exists(arg, ec)) {
+    for (const auto& match : glob_matches(arg)) collect_traces(match, format, out);
+    return;
+  }
   if (traces::is_generator_spec(arg) && !fs::exists(arg, ec)) {
     out.push_back({traces::make_generated_trace(arg), "generator"});
     return;

@@ -1,5 +1,5 @@
-// Trace arguments (command line, configs, benchmarks): a generator spec, FILE#k, a file (all its traces) or a directory
-// (every file below it), files looked up through the data resolver.
+// Trace arguments (command line, configs, benchmarks): a generator spec, FILE#k, a file (all its traces), a directory
+// (every file below it) or a glob pattern (*, ?, [...]; every match), files looked up through the data resolver.
 #pragma once
 #include <optional>
 #include <string>

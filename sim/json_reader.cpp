@@ -75,6 +75,18 @@ bool JsonNode::boolean() const {
   return value_.get<bool>();
 }
 
+void JsonNode::only_keys(std::initializer_list<const char*> known) const {
+  if (!value_.is_object()) fail("expected an object, got " + shown(value_));
+  for (const auto& item : value_.items()) {
+    bool found = false;
+    for (const char* key : known) found = found || item.key() == key;
+    if (found) continue;
+    std::string list;
+    for (const char* key : known) list += (list.empty() ? "" : ", ") + std::string(key);
+    fail("unknown key \"" + item.key() + "\" (known: " + list + ")");
+  }
+}
+
 nlohmann::json read_json_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw JsonError(path + ": cannot open file");

@@ -2,6 +2,7 @@
 // (e.g. "p.json: $.chunks[3].levels[1].bytes: expected a number >= 0, got \"12\""). Used by every
 // reader of a JSON file that crosses a module border (profiles, configs).
 #pragma once
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
@@ -33,6 +34,10 @@ class JsonNode {
   int64_t integer_at_least(int64_t minimum) const;
   std::string string() const;
   bool boolean() const;
+
+  // Throws unless this is an object whose keys are all in `known` (catches misspelt keys), naming
+  // the unknown key and the known ones.
+  void only_keys(std::initializer_list<const char*> known) const;
 
   // Throws JsonError "<where>: <path>: <message>".
   [[noreturn]] void fail(const std::string& message) const;

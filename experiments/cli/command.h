@@ -26,6 +26,8 @@ Command kv_export_command();
 Command trace_command();
 Command simulate_command();
 Command sim_bench_command();
+Command run_command();
+Command merge_command();
 
 namespace po = boost::program_options;
 

@@ -1,0 +1,30 @@
+// The profiling stage of an experiment (ARCHITECTURE.md §1 step 1): every context set of the config
+// becomes context profiles for the simulator, measured on a real model (through the profile cache),
+// synthetic, or read from files; then the config's kv_scale and decode throughput are applied.
+#pragma once
+#include <filesystem>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "context_profile.h"
+#include "experiment_config.h"
+
+namespace kvstream::experiments {
+
+struct LoadedContextSet {
+  std::vector<sim::ContextProfile> measured;  // as profiled (written to results/<name>/profiles/)
+  std::vector<sim::ContextProfile> simulated; // kv_scale and decode applied: what the simulator runs on
+  std::vector<nlohmann::json> level_rows;     // levels.csv rows (result_tables.h), unscaled
+  nlohmann::json provenance;                  // for manifest.json: source, model asked/used, cache keys, scaling
+};
+
+using ProgressLog = std::function<void(const std::string& line)>;
+
+// Throws with the config's JSON path for a context set whose model or data cannot be loaded (after
+// trying its fallback) or whose contexts do not fit the model.
+std::vector<LoadedContextSet> load_context_sets(const ExperimentConfig& config, const std::string& where,
+                                                const std::filesystem::path& cache_dir, const ProgressLog& log);
+
+}  // namespace kvstream::experiments

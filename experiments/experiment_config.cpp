@@ -1,0 +1,342 @@
+#include "experiment_config.h"
+
+#include <algorithm>
+#include <regex>
+
+#include "codec.h"
+#include "json_reader.h"
+#include "kv_scale.h"
+#include "policy.h"
+
+namespace kvstream::experiments {
+
+namespace {
+
+using sim::JsonNode;
+
+const std::vector<std::string> kFigureKinds = {"size_quality", "ttft_vs_bandwidth", "violation_vs_quality", "ttft_cdf",
+                                               "ttft_vs_load"};
+
+// A value that may be one item or a list of items: the list of items either way.
+std::vector<JsonNode> one_or_many(const JsonNode& node, bool may_be_empty = true) {
+  std::vector<JsonNode> items;
+  if (!node.value().is_array()) {
+    items.push_back(node);
+    return items;
+  }
+  if (node.size() == 0 && !may_be_empty) node.fail("expected a non-empty list");
+  for (size_t i = 0; i < node.size(); ++i) items.push_back(node.at(i));
+  return items;
+}
+
+std::vector<std::string> strings(const JsonNode& node) {
+  std::vector<std::string> out;
+  for (const auto& item : one_or_many(node)) out.push_back(item.string());
+  return out;
+}
+
+std::string name_of(const JsonNode& node) {
+  const std::string name = node.string();
+  static const std::regex allowed("[A-Za-z0-9._-]+");
+  if (!std::regex_match(name, allowed)) node.fail("expected a name of letters, digits, '.', '_', '-', got \"" + name + "\"");
+  return name;
+}
+
+int int_at_least(const JsonNode& node, int minimum) {
+  const int64_t x = node.integer_at_least(minimum);
+  if (x > 1'000'000'000) node.fail("expected an integer <= 1000000000");
+  return static_cast<int>(x);
+}
+
+// The model fields of a context set (or of its fallback, whose missing fields keep `base`'s).
+ModelContexts model_contexts(const JsonNode& node, const ModelContexts& base, bool top_level) {
+  ModelContexts m = base;
+  if (top_level || node.has("model")) m.model = node.at("model").string();
+  if (top_level || node.has("dataset")) m.dataset = node.at("dataset").string();
+  if (node.has("count")) m.count = int_at_least(node.at("count"), 1);
+  if (!top_level && node.has("tokens")) m.tokens = int_at_least(node.at("tokens"), 1);
+  if (top_level || node.has("chunk_tokens")) m.chunk_tokens = node.at("chunk_tokens").integer_at_least(1);
+  if (node.has("continuation_tokens")) m.continuation_tokens = int_at_least(node.at("continuation_tokens"), 2);
+  if (node.has("stride_chars")) m.stride_chars = node.at("stride_chars").integer_at_least(1);
+  return m;
+}
+
+// One entry of "contexts"; a list of "tokens" expands to one set per value, named <name>-T<tokens>.
+void parse_context_set(const JsonNode& node, std::vector<ContextSetConfig>& out) {
+  node.only_keys({"name", "source", "model", "dataset", "count", "tokens", "chunk_tokens", "continuation_tokens",
+                  "stride_chars", "fallback", "chunks", "files", "fp16_bytes_per_token"});
+  ContextSetConfig set;
+  set.name = name_of(node.at("name"));
+  set.json_path = node.path();
+  const std::string source = node.has("source") ? node.at("source").string() : "model";
+  if (source == "synthetic") {
+    set.source = ContextSource::kSynthetic;
+    if (node.has("chunks")) set.synthetic_chunks = int_at_least(node.at("chunks"), 1);
+    if (node.has("chunk_tokens")) set.synthetic_chunk_tokens = node.at("chunk_tokens").integer_at_least(1);
+    out.push_back(set);
+    return;
+  }
+  if (source == "files") {
+    set.source = ContextSource::kFiles;
+    set.files = strings(node.at("files"));
+    if (set.files.empty()) node.at("files").fail("expected at least one profile file");
+    if (node.has("fp16_bytes_per_token")) set.fp16_bytes_per_token = node.at("fp16_bytes_per_token").number_at_least(1);
+    out.push_back(set);
+    return;
+  }
+  if (source != "model") node.at("source").fail("expected \"model\", \"synthetic\" or \"files\", got \"" + source + "\"");
+  set.measured = model_contexts(node, {}, true);
+  std::vector<int> tokens;
+  for (const auto& t : one_or_many(node.at("tokens"), false)) tokens.push_back(int_at_least(t, 1));
+  const bool has_fallback = node.has("fallback") && !node.at("fallback").value().is_null();
+  if (has_fallback)
+    node.at("fallback").only_keys({"model", "dataset", "count", "tokens", "chunk_tokens", "continuation_tokens",
+                                   "stride_chars"});
+  for (const int t : tokens) {
+    ContextSetConfig expanded = set;
+    if (tokens.size() > 1) expanded.name += "-T" + std::to_string(t);
+    expanded.measured.tokens = t;
+    if (has_fallback) expanded.fallback = model_contexts(node.at("fallback"), expanded.measured, false);
+    out.push_back(expanded);
+  }
+}
+
+TraceSetConfig parse_trace_set(const JsonNode& node) {
+  TraceSetConfig set;
+  set.json_path = node.path();
+  if (node.value().is_string()) {  // shorthand: one input, named after it
+    set.inputs = {node.string()};
+    set.name = set.inputs.front();
+    return set;
+  }
+  node.only_keys({"name", "inputs", "format", "scale"});
+  set.name = name_of(node.at("name"));
+  set.inputs = strings(node.at("inputs"));
+  if (node.has("format")) set.format = node.at("format").string();
+  if (node.has("scale")) {
+    set.scale = node.at("scale").number();
+    if (!(set.scale > 0)) node.at("scale").fail("expected a number > 0, got " + node.at("scale").value().dump());
+  }
+  return set;
+}
+
+void check_policy(const JsonNode& node) {
+  const std::string text = node.string();
+  try {
+    const auto spec = sim::PolicySpec::parse(text);
+    for (const auto& info : sim::policy_registry())
+      if (info.name == spec.name) return;
+  } catch (const std::exception& e) {
+    node.fail(e.what());
+  }
+  std::string names;
+  for (const auto& info : sim::policy_registry()) names += (names.empty() ? "" : ", ") + info.name;
+  node.fail("unknown policy \"" + text + "\" (known: " + names + ")");
+}
+
+WorkloadConfig parse_workload(const JsonNode& node) {
+  node.only_keys({"kind", "rate_per_s", "requests"});
+  WorkloadConfig w;
+  const std::string kind = node.at("kind").string();
+  if (kind == "single") {
+    if (node.has("rate_per_s") || node.has("requests")) node.fail("a single workload takes no rate_per_s or requests");
+    return w;
+  }
+  if (kind != "poisson") node.at("kind").fail("expected \"single\" or \"poisson\", got \"" + kind + "\"");
+  w.poisson = true;
+  for (const auto& r : one_or_many(node.at("rate_per_s"), false)) {
+    w.rates_per_s.push_back(r.number());
+    if (!(w.rates_per_s.back() > 0)) r.fail("expected a rate > 0 requests/s, got " + r.value().dump());
+  }
+  w.requests = int_at_least(node.at("requests"), 1);
+  return w;
+}
+
+SimOptionsConfig parse_sim_options(const JsonNode& node) {
+  node.only_keys({"pipelining", "shared_gpu", "artifact_timing", "query_tokens", "request_rtt_ms", "chunk_rtt_ms"});
+  SimOptionsConfig s;
+  if (node.has("pipelining")) s.pipelining = node.at("pipelining").boolean();
+  if (node.has("shared_gpu")) s.shared_gpu = node.at("shared_gpu").boolean();
+  if (node.has("artifact_timing")) s.artifact_timing = node.at("artifact_timing").boolean();
+  if (node.has("query_tokens")) s.query_tokens = node.at("query_tokens").integer_at_least(0);
+  if (node.has("request_rtt_ms")) s.request_rtt_ms = node.at("request_rtt_ms").number_at_least(0);
+  if (node.has("chunk_rtt_ms")) s.chunk_rtt_ms = node.at("chunk_rtt_ms").number_at_least(0);
+  return s;
+}
+
+std::optional<KvScaleConfig> parse_kv_scale(const JsonNode& node) {
+  if (node.value().is_null()) return std::nullopt;
+  if (node.value().is_string()) {
+    const std::string name = node.string();
+    const auto bytes = architecture_fp16_bytes_per_token(name);
+    if (!bytes) node.fail("unknown architecture \"" + name + "\" (known: " + architecture_names() + ")");
+    return KvScaleConfig{name, *bytes};
+  }
+  node.only_keys({"name", "fp16_bytes_per_token"});
+  return KvScaleConfig{name_of(node.at("name")), node.at("fp16_bytes_per_token").number_at_least(1)};
+}
+
+std::optional<DecodeConfig> parse_decode(const JsonNode& node) {
+  if (node.value().is_null() || (node.value().is_string() && node.string() == "measured")) return std::nullopt;
+  if (node.value().is_string()) node.fail("expected \"measured\" or {\"fp16_bytes_per_s\", \"source\"}");
+  node.only_keys({"fp16_bytes_per_s", "source"});
+  DecodeConfig d{node.at("fp16_bytes_per_s").number(), node.at("source").string()};
+  if (!(d.fp16_bytes_per_s > 0)) node.at("fp16_bytes_per_s").fail("expected a throughput > 0 bytes/s");
+  if (d.source.empty()) node.at("source").fail("say where the throughput comes from (measured on ..., assumed)");
+  return d;
+}
+
+}  // namespace
+
+const char* to_string(ContextSource source) {
+  switch (source) {
+    case ContextSource::kModel: return "model";
+    case ContextSource::kSynthetic: return "synthetic";
+    case ContextSource::kFiles: return "files";
+  }
+  return "?";
+}
+
+ExperimentConfig parse_experiment_config(const nlohmann::json& json, const std::string& where) {
+  const JsonNode root(json, where);
+  root.only_keys({"name", "description", "seed", "contexts", "codecs", "levels", "kv_scale", "decode", "traces",
+                  "policies", "slo_s", "hardware", "workload", "sim", "repetitions", "figures"});
+  ExperimentConfig c;
+  c.name = name_of(root.at("name"));
+  if (root.has("description")) c.description = root.at("description").string();
+  if (root.has("seed")) c.seed = static_cast<uint64_t>(root.at("seed").integer_at_least(0));
+
+  const JsonNode contexts = root.at("contexts");
+  if (contexts.size() == 0) contexts.fail("expected at least one context set");
+  for (size_t i = 0; i < contexts.size(); ++i) parse_context_set(contexts.at(i), c.context_sets);
+  for (size_t i = 0; i < c.context_sets.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (c.context_sets[i].name == c.context_sets[j].name)
+        contexts.fail("two context sets are named \"" + c.context_sets[i].name + "\"");
+
+  if (root.has("codecs")) {
+    c.codecs.clear();
+    const JsonNode codecs = root.at("codecs");
+    for (size_t i = 0; i < codecs.size(); ++i) {
+      const JsonNode node = codecs.at(i);
+      try {
+        codec::make_codec(node.string());
+      } catch (const std::invalid_argument& e) {
+        node.fail(e.what());
+      }
+      c.codecs.push_back(node.string());
+    }
+    if (c.codecs.empty()) codecs.fail("expected at least one codec");
+  }
+  if (root.has("levels"))
+    for (const auto& level : one_or_many(root.at("levels"))) c.levels.push_back(int_at_least(level, 1));
+  if (root.has("kv_scale")) c.kv_scale = parse_kv_scale(root.at("kv_scale"));
+  if (root.has("decode")) c.decode = parse_decode(root.at("decode"));
+
+  if (root.has("policies")) {
+    const JsonNode policies = root.at("policies");
+    for (size_t i = 0; i < policies.size(); ++i) {
+      check_policy(policies.at(i));
+      c.policies.push_back(policies.at(i).string());
+    }
+  }
+  const bool simulates = !c.policies.empty();
+  if (simulates) {
+    const JsonNode traces = root.at("traces");
+    if (traces.size() == 0) traces.fail("expected at least one trace set");
+    for (size_t i = 0; i < traces.size(); ++i) c.trace_sets.push_back(parse_trace_set(traces.at(i)));
+    for (size_t i = 0; i < c.trace_sets.size(); ++i)
+      for (size_t j = 0; j < i; ++j)
+        if (c.trace_sets[i].name == c.trace_sets[j].name)
+          traces.fail("two trace sets are named \"" + c.trace_sets[i].name + "\"");
+  }
+  if (simulates)
+    for (const auto& slo : one_or_many(root.at("slo_s"), false)) {
+      c.slos_s.push_back(slo.number());
+      if (!(c.slos_s.back() > 0)) slo.fail("expected an SLO > 0 seconds, got " + slo.value().dump());
+    }
+  if (root.has("hardware") && !root.at("hardware").value().is_null()) c.hardware = strings(root.at("hardware"));
+  if (root.has("workload")) c.workload = parse_workload(root.at("workload"));
+  if (root.has("sim")) c.sim = parse_sim_options(root.at("sim"));
+  if (root.has("repetitions")) c.repetitions = int_at_least(root.at("repetitions"), 1);
+  if (root.has("figures"))
+    for (const auto& kind : one_or_many(root.at("figures"))) {
+      const std::string name = kind.string();
+      if (std::find(kFigureKinds.begin(), kFigureKinds.end(), name) == kFigureKinds.end())
+        kind.fail("unknown figure \"" + name + "\" (known: size_quality, ttft_vs_bandwidth, violation_vs_quality, "
+                  "ttft_cdf, ttft_vs_load)");
+      c.figures.push_back(name);
+    }
+  if (c.kv_scale)
+    for (size_t i = 0; i < c.context_sets.size(); ++i)
+      if (c.context_sets[i].source == ContextSource::kFiles && !c.context_sets[i].fp16_bytes_per_token)
+        root.at("kv_scale").fail("context set \"" + c.context_sets[i].name +
+                                 "\" reads profile files: give its fp16_bytes_per_token so KV bytes can be scaled");
+  return c;
+}
+
+ExperimentConfig read_experiment_config(const std::string& path) {
+  return parse_experiment_config(sim::read_json_file(path), path);
+}
+
+namespace {
+nlohmann::json to_json(const ModelContexts& m) {
+  return {{"model", m.model},       {"dataset", m.dataset},         {"count", m.count},
+          {"tokens", m.tokens},     {"chunk_tokens", m.chunk_tokens}, {"continuation_tokens", m.continuation_tokens},
+          {"stride_chars", m.stride_chars}};
+}
+}  // namespace
+
+nlohmann::json to_json(const ExperimentConfig& c) {
+  nlohmann::json contexts = nlohmann::json::array();
+  for (const auto& set : c.context_sets) {
+    nlohmann::json j = {{"name", set.name}, {"source", to_string(set.source)}};
+    if (set.source == ContextSource::kModel) {
+      j.update(to_json(set.measured));
+      j["fallback"] = set.fallback ? to_json(*set.fallback) : nlohmann::json(nullptr);
+    } else if (set.source == ContextSource::kSynthetic) {
+      j["chunks"] = set.synthetic_chunks;
+      j["chunk_tokens"] = set.synthetic_chunk_tokens;
+    } else {
+      j["files"] = set.files;
+      if (set.fp16_bytes_per_token) j["fp16_bytes_per_token"] = *set.fp16_bytes_per_token;
+    }
+    contexts.push_back(j);
+  }
+  nlohmann::json traces = nlohmann::json::array();
+  for (const auto& t : c.trace_sets)
+    traces.push_back({{"name", t.name}, {"inputs", t.inputs}, {"format", t.format}, {"scale", t.scale}});
+  nlohmann::json workload = {{"kind", c.workload.poisson ? "poisson" : "single"}};
+  if (c.workload.poisson) {
+    workload["rate_per_s"] = c.workload.rates_per_s;
+    workload["requests"] = c.workload.requests;
+  }
+  return {{"name", c.name},
+          {"description", c.description},
+          {"seed", c.seed},
+          {"contexts", contexts},
+          {"codecs", c.codecs},
+          {"levels", c.levels},
+          {"kv_scale", c.kv_scale ? nlohmann::json{{"name", c.kv_scale->name},
+                                                   {"fp16_bytes_per_token", c.kv_scale->fp16_bytes_per_token}}
+                                  : nlohmann::json(nullptr)},
+          {"decode", c.decode ? nlohmann::json{{"fp16_bytes_per_s", c.decode->fp16_bytes_per_s},
+                                               {"source", c.decode->source}}
+                              : nlohmann::json("measured")},
+          {"traces", traces},
+          {"policies", c.policies},
+          {"slo_s", c.slos_s},
+          {"hardware", c.hardware},
+          {"workload", workload},
+          {"sim",
+           {{"pipelining", c.sim.pipelining},
+            {"shared_gpu", c.sim.shared_gpu},
+            {"artifact_timing", c.sim.artifact_timing},
+            {"query_tokens", c.sim.query_tokens},
+            {"request_rtt_ms", c.sim.request_rtt_ms},
+            {"chunk_rtt_ms", c.sim.chunk_rtt_ms}}},
+          {"repetitions", c.repetitions},
+          {"figures", c.figures}};
+}
+
+}  // namespace kvstream::experiments

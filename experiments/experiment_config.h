@@ -1,0 +1,110 @@
+// An experiment config (experiments/SCHEMA.md): which contexts to profile or load, which codecs,
+// traces, policies, SLOs, hardware profiles and workloads to sweep. Lists expand to a grid
+// (experiment_grid.h). Parsing checks every key and value and names the JSON path of the first
+// problem: `default.json: $.traces[1].scale: expected a number > 0, got -2`.
+#pragma once
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kvstream::experiments {
+
+// Where a context set's profiles come from.
+enum class ContextSource {
+  kModel,      // measured: prefill a real model on text windows, encode/decode every chunk (context_profiler.h)
+  kSynthetic,  // sim::synthetic_profile: Mistral-7B-shaped, the codec's measured ratios, no model run
+  kFiles,      // context-profile JSON files (sim/README.md)
+};
+
+// The model-side fields of a measured context set; `fallback` replaces them when the model's files
+// are not found (e.g. SmolLM2 not fetched: stories260K on TinyStories).
+struct ModelContexts {
+  std::string model;       // catalog name or path (experiments/model_catalog.h)
+  std::string dataset;     // text file, data-resolved
+  int count = 1;           // contexts (text windows)
+  int tokens = 0;          // context tokens T
+  int64_t chunk_tokens = 0;
+  int continuation_tokens = 32;  // K real tokens after the context, for quality
+  int64_t stride_chars = 20000;  // window i starts at character stride_chars * i
+};
+
+struct ContextSetConfig {
+  std::string name;
+  ContextSource source = ContextSource::kModel;
+  ModelContexts measured;                  // kModel
+  std::optional<ModelContexts> fallback;   // kModel
+  int synthetic_chunks = 10;               // kSynthetic
+  int64_t synthetic_chunk_tokens = 1500;   // kSynthetic
+  std::vector<std::string> files;          // kFiles
+  // fp16 KV bytes per token of the model behind the profiles (kFiles only; needed by kv_scale).
+  std::optional<double> fp16_bytes_per_token;
+  std::string json_path;  // of this set in the config, for errors found when profiling
+};
+
+// Scales KV bytes (and encode/decode times) from the profiled model to a real architecture's
+// fp16 bytes per token, e.g. Mistral-7B's 128 KiB (experiments/kv_scale.h).
+struct KvScaleConfig {
+  std::string name;
+  double fp16_bytes_per_token = 0;
+};
+
+// Replaces the measured decode time of every level by tokens x fp16 bytes per token / throughput:
+// the throughput a (GPU) decoder delivers, with where the number comes from.
+struct DecodeConfig {
+  double fp16_bytes_per_s = 0;
+  std::string source;
+};
+
+struct TraceSetConfig {
+  std::string name;
+  std::vector<std::string> inputs;  // files, FILE#k, directories, globs, generator specs
+  std::string format = "auto";
+  double scale = 1;                 // capacity multiplier (cellular Mbps -> datacenter Gbps)
+  std::string json_path;            // of this set in the config, for errors found when loading
+};
+
+struct WorkloadConfig {
+  bool poisson = false;
+  std::vector<double> rates_per_s;  // poisson: one grid point per rate
+  int requests = 1;                 // poisson: requests per run
+};
+
+struct SimOptionsConfig {
+  bool pipelining = true;
+  bool shared_gpu = false;
+  bool artifact_timing = false;  // sim/README.md "Artifact timing"
+  int64_t query_tokens = 0;
+  double request_rtt_ms = 0, chunk_rtt_ms = 0;
+};
+
+struct ExperimentConfig {
+  std::string name;
+  std::string description;
+  uint64_t seed = 1;
+  std::vector<ContextSetConfig> context_sets;
+  std::vector<std::string> codecs = {"cachegen", "quant:bits=8"};
+  std::vector<int> levels;  // empty: every level of each multi-level codec
+  std::optional<KvScaleConfig> kv_scale;
+  std::optional<DecodeConfig> decode;
+  std::vector<TraceSetConfig> trace_sets;
+  std::vector<std::string> policies;
+  std::vector<double> slos_s;
+  std::vector<std::string> hardware;  // shipped names or paths; empty: no hardware profile
+  WorkloadConfig workload;
+  SimOptionsConfig sim;
+  int repetitions = 1;
+  std::vector<std::string> figures;  // plotting/plot.py kinds; empty: what the results hold
+};
+
+// Throws sim::JsonError "<where>: <JSON path>: <what was expected, what was found>".
+ExperimentConfig parse_experiment_config(const nlohmann::json& json, const std::string& where);
+ExperimentConfig read_experiment_config(const std::string& path);
+// Every field explicit (defaults filled in): what results/<name>/config.json holds, and what
+// parse_experiment_config reads back to the same config.
+nlohmann::json to_json(const ExperimentConfig& config);
+
+const char* to_string(ContextSource source);
+
+}  // namespace kvstream::experiments

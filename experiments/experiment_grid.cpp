@@ -1,0 +1,71 @@
+#include "experiment_grid.h"
+
+#include <map>
+#include <regex>
+#include <stdexcept>
+
+#include "content_hash.h"
+
+namespace kvstream::experiments {
+
+std::vector<RunSpec> expand_grid(const ExperimentConfig& config, const GridShape& shape) {
+  std::vector<RunSpec> runs;
+  std::map<std::string, size_t> seen;  // id -> index
+  const auto optional_indices = [](size_t n) {
+    std::vector<std::optional<size_t>> out;
+    for (size_t i = 0; i < n; ++i) out.emplace_back(i);
+    if (out.empty()) out.emplace_back(std::nullopt);
+    return out;
+  };
+  const auto hardware = optional_indices(config.hardware.size());
+  const auto rates = optional_indices(config.workload.poisson ? config.workload.rates_per_s.size() : 0);
+  for (size_t cs = 0; cs < config.context_sets.size(); ++cs) {
+    const auto contexts = config.workload.poisson ? optional_indices(0) : optional_indices(shape.contexts[cs].size());
+    for (size_t ts = 0; ts < config.trace_sets.size(); ++ts)
+      for (size_t t = 0; t < shape.traces[ts].size(); ++t)
+        for (const auto& context : contexts)
+          for (const auto& hw : hardware)
+            for (const auto& rate : rates)
+              for (size_t slo = 0; slo < config.slos_s.size(); ++slo)
+                for (size_t policy = 0; policy < config.policies.size(); ++policy)
+                  for (int rep = 0; rep < config.repetitions; ++rep) {
+                    RunSpec run{runs.size(), "", cs, context, ts, t, hw, rate, slo, policy, rep, {}};
+                    const auto name_or_null = [](const auto& index, const auto& names) {
+                      return index ? nlohmann::json(names[*index]) : nlohmann::json(nullptr);
+                    };
+                    run.coordinates = {
+                        {"context_set", config.context_sets[cs].name},
+                        {"context", name_or_null(context, shape.contexts[cs])},
+                        {"trace_set", config.trace_sets[ts].name},
+                        {"trace", shape.traces[ts][t]},
+                        {"hardware", name_or_null(hw, config.hardware)},
+                        {"workload", config.workload.poisson ? "poisson" : "single"},
+                        {"rate_per_s", name_or_null(rate, config.workload.rates_per_s)},
+                        {"slo_s", config.slos_s[slo]},
+                        {"policy", config.policies[policy]},
+                        {"repetition", rep}};
+                    run.id = content_hash(run.coordinates.dump());
+                    const auto [it, inserted] = seen.emplace(run.id, run.index);
+                    if (!inserted)
+                      throw std::invalid_argument("runs " + std::to_string(it->second) + " and " +
+                                                  std::to_string(run.index) + " have the same coordinates " +
+                                                  run.coordinates.dump() +
+                                                  " (a trace or context listed twice in one set?)");
+                    runs.push_back(std::move(run));
+                  }
+  }
+  return runs;
+}
+
+Shard Shard::parse(const std::string& text) {
+  static const std::regex form("([0-9]+)/([0-9]+)");
+  std::smatch match;
+  if (!std::regex_match(text, match, form))
+    throw std::invalid_argument("--shard expects i/N with 0 <= i < N, got \"" + text + "\"");
+  Shard shard{std::stoul(match[1]), std::stoul(match[2])};
+  if (shard.count == 0 || shard.index >= shard.count)
+    throw std::invalid_argument("--shard expects i/N with 0 <= i < N, got \"" + text + "\"");
+  return shard;
+}
+
+}  // namespace kvstream::experiments

@@ -1,0 +1,49 @@
+// The grid of an experiment: every combination of context (one per run for single-request
+// workloads, all of a set for Poisson ones), trace, hardware profile, arrival rate, SLO, policy and
+// repetition, in one fixed order. Each run has an index (its place in that order) and an id (a hash
+// of its coordinates), so resumed, sharded and merged results name the same run the same way.
+#pragma once
+#include <cstddef>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "experiment_config.h"
+
+namespace kvstream::experiments {
+
+struct RunSpec {
+  size_t index = 0;
+  std::string id;                 // 16 hex digits of the coordinates' hash
+  size_t context_set = 0;
+  std::optional<size_t> context;  // single workload: this context; Poisson: every context of the set
+  size_t trace_set = 0, trace = 0;
+  std::optional<size_t> hardware; // index into config.hardware
+  std::optional<size_t> rate;     // index into config.workload.rates_per_s
+  size_t slo = 0, policy = 0;
+  int repetition = 0;
+  // By name: context_set, context, trace_set, trace, hardware, workload, rate_per_s, slo_s, policy,
+  // repetition (what runs.jsonl records; the id hashes it).
+  nlohmann::json coordinates;
+};
+
+// Names of the contexts of each context set and of the traces of each trace set, as loaded.
+struct GridShape {
+  std::vector<std::vector<std::string>> contexts;  // [context set][context]
+  std::vector<std::vector<std::string>> traces;    // [trace set][trace]
+};
+
+// Throws std::invalid_argument when two runs would have the same coordinates (the same trace twice
+// in one set, two contexts of one name).
+std::vector<RunSpec> expand_grid(const ExperimentConfig& config, const GridShape& shape);
+
+// `--shard i/N` (0 <= i < N): run r belongs to shard r.index mod N, so shards partition the grid.
+struct Shard {
+  size_t index = 0, count = 1;
+  static Shard parse(const std::string& text);  // throws std::invalid_argument
+  bool owns(const RunSpec& run) const { return run.index % count == index; }
+  std::string to_string() const { return std::to_string(index) + "/" + std::to_string(count); }
+};
+
+}  // namespace kvstream::experiments

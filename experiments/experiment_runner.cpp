@@ -1,0 +1,349 @@
+#include "experiment_runner.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <boost/version.hpp>
+#include <chrono>
+#include <ctime>
+#include <fstream>
+#include <ostream>
+#include <stdexcept>
+#include <thread>
+#include <zstd.h>
+
+#include "atomic_file.h"
+#include "content_hash.h"
+#include "context_sets.h"
+#include "figures.h"
+#include "json_reader.h"
+#include "policy.h"
+#include "profile_cache.h"
+#include "progress.h"
+#include "run_log.h"
+#include "shipped_profiles.h"
+#include "simulation.h"
+#include "trace_inputs.h"
+#include "trace_transforms.h"
+
+namespace kvstream::experiments {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return text;
+}
+
+std::string command_output(const std::string& command) {
+  FILE* pipe = ::popen((command + " 2>/dev/null").c_str(), "r");
+  if (!pipe) return "";
+  std::string out;
+  char buffer[256];
+  while (size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, n);
+  ::pclose(pipe);
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+struct TraceSet {
+  std::vector<std::shared_ptr<const traces::BandwidthTrace>> traces;
+  std::vector<std::string> names;
+};
+
+std::vector<TraceSet> load_trace_sets(const ExperimentConfig& config, const std::string& where) {
+  std::vector<TraceSet> sets;
+  for (const auto& set : config.trace_sets) {
+    TraceSet loaded;
+    for (size_t i = 0; i < set.inputs.size(); ++i) {
+      std::vector<NamedTrace> found;
+      try {
+        collect_traces(set.inputs[i], traces::parse_trace_format(set.format), found);
+      } catch (const std::exception& e) {
+        throw std::runtime_error(where + ": " + set.json_path + ".inputs[" + std::to_string(i) + "]: " + e.what());
+      }
+      for (auto& named : found) {
+        auto trace = set.scale == 1 ? std::move(named.trace) : traces::scale(named.trace, set.scale);
+        loaded.names.push_back(trace.name());
+        loaded.traces.push_back(std::make_shared<const traces::BandwidthTrace>(std::move(trace)));
+      }
+    }
+    if (config.workload.poisson)
+      for (const auto& trace : loaded.traces)
+        if (trace->chunk_indexed())
+          throw std::runtime_error(where + ": " + set.json_path + ": " + trace->name() +
+                                   " is chunk-indexed (one rate per chunk of one request): it cannot carry a Poisson "
+                                   "workload; use a time-indexed trace");
+    sets.push_back(std::move(loaded));
+  }
+  return sets;
+}
+
+// Every policy must be buildable on every context set (its ladder levels exist, its options are known).
+void check_policies(const ExperimentConfig& config, const std::string& where, const std::vector<LoadedContextSet>& sets) {
+  for (size_t p = 0; p < config.policies.size(); ++p)
+    for (size_t s = 0; s < sets.size(); ++s) try {
+        sim::make_policy(config.policies[p], sets[s].simulated.front());
+      } catch (const std::exception& e) {
+        throw std::runtime_error(where + ": $.policies[" + std::to_string(p) + "]: " + e.what() + " (context set " +
+                                 config.context_sets[s].name + ")");
+      }
+}
+
+// The trace offset of repetition r > 0 of a single-request run: a seeded uniform point of the
+// trace's period, so repetitions see different stretches of the trace (0 for chunk-indexed traces).
+double repetition_offset_s(uint64_t seed, const std::string& trace_name, int repetition,
+                           const traces::BandwidthTrace& trace) {
+  if (repetition == 0 || trace.chunk_indexed()) return 0;
+  uint64_t x = fnv1a64(trace_name.data(), trace_name.size(), seed * 0x9E3779B97F4A7C15ull + uint64_t(repetition));
+  x ^= x >> 31;  // splitmix-style finaliser: the top 53 bits become a uniform double in [0, 1)
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  return static_cast<double>(x >> 11) * 0x1.0p-53 * trace.duration_s();
+}
+
+struct Inputs {
+  const ExperimentConfig& config;
+  const std::vector<LoadedContextSet>& contexts;
+  const std::vector<TraceSet>& traces;
+  const std::vector<sim::HardwareProfile>& hardware;
+};
+
+nlohmann::json execute(const Inputs& in, const RunSpec& run) {
+  const auto& c = in.config;
+  const auto& trace = in.traces[run.trace_set].traces[run.trace];
+  sim::SimulationInputs sim_in;
+  sim_in.trace = trace;
+  if (run.hardware) sim_in.hardware = in.hardware[*run.hardware];
+  sim_in.policy = c.policies[run.policy];
+  auto& sc = sim_in.config;
+  sc.slo_s = c.slos_s[run.slo];
+  sc.pipelining = c.sim.pipelining && !c.sim.artifact_timing;
+  sc.overlap_decode_prefill = !c.sim.shared_gpu;
+  sc.decode_costs_time = !c.sim.artifact_timing;
+  if (c.sim.artifact_timing) sc.fixed_recompute_s = 0.2;  // the artifact's chunk_delay (CACHEGEN.md §11.2)
+  sc.query_tokens = c.sim.query_tokens;
+  sc.request_rtt_s = c.sim.request_rtt_ms / 1e3;
+  sc.chunk_rtt_s = c.sim.chunk_rtt_ms / 1e3;
+  const auto& profiles = in.contexts[run.context_set].simulated;
+  if (run.context) {
+    sim_in.contexts = {profiles[*run.context]};
+    sim_in.requests = sim::single_request();
+    sc.trace_offset_s = repetition_offset_s(c.seed, trace->name(), run.repetition, *trace);
+  } else {
+    sim_in.contexts = profiles;
+    const uint64_t arrivals_seed = c.seed * 1000003ull + static_cast<uint64_t>(run.repetition);
+    sim_in.requests = sim::poisson_requests(c.workload.rates_per_s[*run.rate], static_cast<size_t>(c.workload.requests),
+                                            profiles.size(), arrivals_seed);
+  }
+  const auto results = sim::simulate(sim_in);
+  nlohmann::json line = {{"run", run.index}, {"id", run.id}};
+  line.update(run.coordinates);
+  line["trace_mean_gbps"] = trace->mean_bps() / 1e9;
+  line["summary"] = sim::to_json(sim::summarize(results));
+  nlohmann::json requests = nlohmann::json::array();
+  for (const auto& r : results) requests.push_back(sim::to_json(r));
+  line["requests"] = requests;
+  return line;
+}
+
+// Runs `todo` on `jobs` threads; the first failure stops the others and is rethrown with the run's coordinates.
+void execute_all(const Inputs& in, const std::vector<const RunSpec*>& todo, int jobs, RunLog& log, Progress& progress) {
+  std::atomic<size_t> next{0};
+  std::atomic<bool> failed{false};
+  std::string error;
+  std::mutex error_mutex;
+  const auto worker = [&] {
+    for (size_t i; !failed && (i = next++) < todo.size();) {
+      try {
+        log.append(execute(in, *todo[i]));
+        progress.advance();
+      } catch (const std::exception& e) {
+        std::lock_guard<std::mutex> lock(error_mutex);
+        if (!failed.exchange(true)) error = "run " + std::to_string(todo[i]->index) + " " + todo[i]->coordinates.dump() + ": " + e.what();
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 1; t < jobs; ++t) threads.emplace_back(worker);
+  worker();
+  for (auto& thread : threads) thread.join();
+  if (failed) throw std::runtime_error(error);
+}
+
+void write_json(const fs::path& path, const nlohmann::json& json) {
+  codec::write_file_atomically(path, [&](std::ostream& out) { out << json.dump(1) << "\n"; });
+}
+
+// The result directory may hold results only of this very config and shard (then only with --resume).
+void check_out_dir(const fs::path& out, const nlohmann::json& resolved, const Shard& shard, bool resume) {
+  std::error_code ec;
+  const bool has_runs = fs::exists(out / "runs.jsonl", ec) && fs::file_size(out / "runs.jsonl", ec) > 0;
+  if (!has_runs) return;
+  if (!resume)
+    throw std::runtime_error(out.string() + " already holds results (runs.jsonl); pass --resume to continue them, or "
+                             "choose another --out");
+  if (sim::read_json_file((out / "config.json").string()) != resolved)
+    throw std::runtime_error(out.string() + "/config.json is not this config: --resume continues only the same "
+                             "experiment; choose another --out");
+  const auto manifest = sim::read_json_file((out / "manifest.json").string());
+  if (manifest.value("shard", std::string("0/1")) != shard.to_string())
+    throw std::runtime_error(out.string() + " holds shard " + manifest.value("shard", std::string("0/1")) +
+                             ", not " + shard.to_string());
+}
+
+}  // namespace
+
+nlohmann::json build_and_host_info() {
+  char host[256] = "";
+  ::gethostname(host, sizeof host - 1);
+  std::string cpu;
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; cpu.empty() && std::getline(cpuinfo, line);)
+    if (line.rfind("model name", 0) == 0) cpu = line.substr(line.find(':') + 2);
+  const std::string source = KVSTREAM_SOURCE_DIR;
+  std::string revision = command_output("git -C '" + source + "' rev-parse HEAD");
+  if (!revision.empty() && !command_output("git -C '" + source + "' status --porcelain --untracked-files=no").empty())
+    revision += "-dirty";
+  return {{"git_revision", revision.empty() ? "unknown (not a git checkout)" : revision},
+          {"compiler", __VERSION__},
+          {"libraries",
+           {{"libtorch", KVSTREAM_TORCH_VERSION},
+            {"boost", BOOST_LIB_VERSION},
+            {"zstd", ZSTD_versionString()},
+            {"nlohmann_json", std::to_string(NLOHMANN_JSON_VERSION_MAJOR) + "." +
+                                  std::to_string(NLOHMANN_JSON_VERSION_MINOR) + "." +
+                                  std::to_string(NLOHMANN_JSON_VERSION_PATCH)}}},
+          {"host", host},
+          {"cpu", cpu},
+          {"cores", std::thread::hardware_concurrency()}};
+}
+
+RunnerReport run_experiment(const ExperimentConfig& config, const std::string& config_path, const RunnerOptions& options,
+                            std::ostream& log) {
+  const auto started = std::chrono::steady_clock::now();
+  RunnerReport report;
+  report.out_dir = options.out_dir.empty() ? fs::path("results") / config.name : options.out_dir;
+  const fs::path& out = report.out_dir;
+  const nlohmann::json resolved = to_json(config);
+  check_out_dir(out, resolved, options.shard, options.resume);
+
+  // 1. Inputs, all loaded and checked before anything is written.
+  const fs::path cache_dir = options.profile_cache.empty() ? ProfileCache::default_dir() : options.profile_cache;
+  const auto contexts = load_context_sets(config, config_path, cache_dir, [&](const std::string& line) { log << line << std::endl; });
+  const auto trace_sets = load_trace_sets(config, config_path);
+  std::vector<sim::HardwareProfile> hardware;
+  nlohmann::json hardware_info = nlohmann::json::array();
+  for (size_t h = 0; h < config.hardware.size(); ++h) {
+    try {
+      const std::string file = resolve_hardware_profile(config.hardware[h]);
+      hardware.push_back(sim::read_hardware_profile(file));
+      hardware_info.push_back({{"name", config.hardware[h]}, {"file", file}, {"device", hardware.back().device},
+                               {"kind", hardware.back().kind}, {"model", hardware.back().model}});
+    } catch (const std::exception& e) {
+      throw std::runtime_error(config_path + ": $.hardware[" + std::to_string(h) + "]: " + e.what());
+    }
+  }
+  check_policies(config, config_path, contexts);
+
+  GridShape shape;
+  std::vector<nlohmann::json> level_rows;
+  nlohmann::json provenance = nlohmann::json::array();
+  for (size_t s = 0; s < contexts.size(); ++s) {
+    level_rows.insert(level_rows.end(), contexts[s].level_rows.begin(), contexts[s].level_rows.end());
+    provenance.push_back(contexts[s].provenance);
+    shape.contexts.emplace_back();
+    for (const auto& profile : contexts[s].measured) shape.contexts.back().push_back(profile.name);
+    if (contexts[s].provenance.contains("kv_scale"))
+      log << "context set " << config.context_sets[s].name << ": KV bytes and codec times scaled x"
+          << contexts[s].provenance["kv_scale"]["factor"].get<double>() << " to " << config.kv_scale->name << " ("
+          << config.kv_scale->fp16_bytes_per_token << " fp16 bytes/token); quality as measured" << std::endl;
+  }
+  nlohmann::json traces_info = nlohmann::json::array();
+  for (size_t t = 0; t < trace_sets.size(); ++t) {
+    shape.traces.push_back(trace_sets[t].names);
+    traces_info.push_back({{"trace_set", config.trace_sets[t].name}, {"traces", trace_sets[t].names.size()},
+                           {"scale", config.trace_sets[t].scale}, {"inputs", config.trace_sets[t].inputs}});
+  }
+  const auto grid = expand_grid(config, shape);
+
+  fs::create_directories(out);
+  write_json(out / "config.json", resolved);
+  write_levels_csv(out / "levels.csv", level_rows);
+  for (size_t s = 0; s < contexts.size(); ++s) {
+    fs::create_directories(out / "profiles" / config.context_sets[s].name);
+    for (const auto& profile : contexts[s].measured)
+      write_json(out / "profiles" / config.context_sets[s].name / (profile.name + ".json"), sim::to_json(profile));
+  }
+
+  // 2. This shard's part of the grid, and what earlier sessions finished.
+  std::vector<nlohmann::json> lines = read_run_log(out / "runs.jsonl");
+  std::map<std::string, bool> done;
+  for (const auto& line : lines) done[line.at("id").get<std::string>()] = true;
+  std::vector<const RunSpec*> todo;
+  report.grid_runs = grid.size();
+  for (const auto& run : grid) {
+    if (!options.shard.owns(run)) continue;
+    ++report.shard_runs;
+    if (done.count(run.id)) ++report.resumed_runs;
+    else todo.push_back(&run);
+  }
+  if (report.resumed_runs != lines.size())
+    throw std::runtime_error((out / "runs.jsonl").string() + " holds runs that are not in this grid or shard");
+
+  nlohmann::json manifest = {{"format", "kvstream-results"}, {"version", 1}, {"name", config.name},
+                             {"description", config.description}, {"config_file", config_path},
+                             {"command", options.command_line}, {"seed", config.seed},
+                             {"shard", options.shard.to_string()}, {"grid_runs", grid.size()},
+                             {"shard_runs", report.shard_runs}, {"build", build_and_host_info()},
+                             {"profile_cache", cache_dir.string()}, {"context_sets", provenance},
+                             {"hardware_profiles", hardware_info}, {"trace_sets", traces_info}};
+  std::error_code ec;
+  if (fs::exists(out / "manifest.json", ec) && options.resume)
+    manifest["sessions"] = sim::read_json_file((out / "manifest.json").string()).value("sessions", nlohmann::json::array());
+  else
+    manifest["sessions"] = nlohmann::json::array();
+  manifest["sessions"].push_back({{"started_at", utc_now()}, {"jobs", options.jobs}, {"resumed_runs", report.resumed_runs},
+                                  {"host", manifest["build"]["host"]}});
+  manifest["state"] = options.profiles_only ? "profiled" : "running";
+  write_json(out / "manifest.json", manifest);
+  if (options.profiles_only) return report;
+
+  // 3. The runs.
+  log << config.name << ": " << grid.size() << " runs in the grid, " << report.shard_runs << " in shard "
+      << options.shard.to_string() << ", " << report.resumed_runs << " done before, " << todo.size() << " to run on "
+      << options.jobs << " thread(s)" << std::endl;
+  {
+    RunLog run_log(out / "runs.jsonl");
+    Progress progress(report.shard_runs, report.resumed_runs, log, options.terminal);
+    const Inputs inputs{config, contexts, trace_sets, hardware};
+    execute_all(inputs, todo, std::max(1, options.jobs), run_log, progress);
+    progress.finish();
+  }
+  report.new_runs = todo.size();
+
+  // 4. The tables, manifest and figures.
+  lines = read_run_log(out / "runs.jsonl");
+  write_run_log_sorted(out / "runs.jsonl", lines);
+  report.summary = summarize_runs(read_run_log(out / "runs.jsonl"));
+  write_summary_csv(out / "summary.csv", report.summary);
+  auto& session = manifest["sessions"].back();
+  session["finished_at"] = utc_now();
+  session["new_runs"] = report.new_runs;
+  session["wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  manifest["state"] = "complete";
+  manifest["runs"] = lines.size();
+  write_json(out / "manifest.json", manifest);
+  if (options.figures) {
+    std::string error;
+    report.figures_written = render_figures(out, error);
+    if (!report.figures_written) log << "warning: figures not drawn: " << error << std::endl;
+  }
+  return report;
+}
+
+}  // namespace kvstream::experiments

@@ -1,0 +1,134 @@
+#include "result_tables.h"
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <ostream>
+
+#include "atomic_file.h"
+#include "request_result.h"
+
+namespace kvstream::experiments {
+
+const std::vector<std::string> kSummaryColumns = {
+    "context_set", "trace_set", "policy", "slo_s", "hardware", "workload", "rate_per_s", "runs", "requests",
+    "completed", "trace_mean_gbps", "mean_ttft_s", "p50_ttft_s", "p95_ttft_s", "slo_violation_rate", "mean_bytes",
+    "mean_quality"};
+const std::vector<std::string> kLevelColumns = {
+    "context_set", "model", "level", "codec", "contexts", "tokens", "bytes", "bytes_per_token", "ratio_vs_fp16",
+    "quality", "ppl_ref", "ppl", "kl_mean", "encode_mb_per_s", "decode_mb_per_s"};
+
+namespace {
+
+// What summarize() needs of a recorded request.
+sim::RequestResult request_from_json(const nlohmann::json& j) {
+  sim::RequestResult r;
+  r.completed = j.at("completed").get<bool>();
+  r.ttft_s = r.completed ? j.at("ttft_s").get<double>() : INFINITY;
+  r.slo_met = j.at("slo_met").get<bool>();
+  r.bytes = j.at("bytes").get<double>();
+  r.quality = j.at("quality").get<double>();
+  return r;
+}
+
+std::string csv_cell(const nlohmann::json& value) {
+  if (value.is_null()) return "";
+  if (value.is_boolean()) return value.get<bool>() ? "true" : "false";
+  if (value.is_number_integer() || value.is_number_unsigned()) return value.dump();
+  if (value.is_number()) {
+    const double x = value.get<double>();
+    if (std::isnan(x)) return "nan";
+    if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+    char text[32];
+    std::snprintf(text, sizeof text, "%.9g", x);
+    return text;
+  }
+  std::string text = value.is_string() ? value.get<std::string>() : value.dump();
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (const char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+void write_csv(const std::filesystem::path& path, const std::vector<std::string>& columns,
+               const std::vector<nlohmann::json>& rows) {
+  codec::write_file_atomically(path, [&](std::ostream& out) {
+    for (size_t i = 0; i < columns.size(); ++i) out << (i ? "," : "") << columns[i];
+    out << "\n";
+    for (const auto& row : rows) {
+      for (size_t i = 0; i < columns.size(); ++i)
+        out << (i ? "," : "") << csv_cell(row.contains(columns[i]) ? row.at(columns[i]) : nlohmann::json(nullptr));
+      out << "\n";
+    }
+  });
+}
+
+}  // namespace
+
+std::vector<SummaryRow> summarize_runs(const std::vector<nlohmann::json>& runs) {
+  std::vector<SummaryRow> rows;
+  std::vector<std::vector<sim::RequestResult>> requests;
+  std::map<std::string, size_t> index_of;
+  for (const auto& run : runs) {
+    nlohmann::json group;
+    for (const char* key : {"context_set", "trace_set", "policy", "slo_s", "hardware", "workload", "rate_per_s"})
+      group[key] = run.at(key);
+    const auto [it, inserted] = index_of.emplace(group.dump(), rows.size());
+    if (inserted) {
+      rows.push_back({group, 0, 0, {}});
+      requests.emplace_back();
+    }
+    SummaryRow& row = rows[it->second];
+    ++row.runs;
+    row.trace_mean_gbps += run.at("trace_mean_gbps").get<double>();
+    for (const auto& request : run.at("requests")) requests[it->second].push_back(request_from_json(request));
+  }
+  for (size_t i = 0; i < rows.size(); ++i) {
+    rows[i].trace_mean_gbps /= static_cast<double>(rows[i].runs);
+    rows[i].summary = sim::summarize(requests[i]);
+  }
+  return rows;
+}
+
+void write_summary_csv(const std::filesystem::path& path, const std::vector<SummaryRow>& rows) {
+  std::vector<nlohmann::json> objects;
+  for (const auto& row : rows) {
+    nlohmann::json j = row.group;
+    const auto& s = row.summary;
+    const auto ttft = [&](double x) { return s.completed ? x : NAN; };  // no completed request: no TTFT
+    j.update({{"runs", row.runs},
+              {"requests", s.requests},
+              {"completed", s.completed},
+              {"trace_mean_gbps", row.trace_mean_gbps},
+              {"mean_ttft_s", ttft(s.mean_ttft_s)},
+              {"p50_ttft_s", ttft(s.p50_ttft_s)},
+              {"p95_ttft_s", ttft(s.p95_ttft_s)},
+              {"slo_violation_rate", s.slo_violation_rate},
+              {"mean_bytes", s.mean_bytes},
+              {"mean_quality", s.completed ? s.mean_quality : NAN}});
+    objects.push_back(j);
+  }
+  write_csv(path, kSummaryColumns, objects);
+}
+
+void write_levels_csv(const std::filesystem::path& path, const std::vector<nlohmann::json>& rows) {
+  write_csv(path, kLevelColumns, rows);
+}
+
+void print_summary_table(std::ostream& out, const std::vector<SummaryRow>& rows) {
+  char line[256];
+  std::snprintf(line, sizeof line, "%-28s %7s %-22s %9s %9s %9s %7s %10s %8s\n", "policy", "SLO s", "trace set",
+                "TTFT mean", "p50", "p95", "viol %", "MB", "quality");
+  out << line;
+  for (const auto& row : rows) {
+    const auto& s = row.summary;
+    const std::string trace_set = row.group.at("trace_set").get<std::string>();
+    std::snprintf(line, sizeof line, "%-28.28s %7.3g %-22.22s %9.4f %9.4f %9.4f %7.1f %10.2f %8.4f\n",
+                  row.group.at("policy").get<std::string>().c_str(), row.group.at("slo_s").get<double>(),
+                  trace_set.c_str(), s.completed ? s.mean_ttft_s : NAN, s.completed ? s.p50_ttft_s : NAN,
+                  s.completed ? s.p95_ttft_s : NAN, 100 * s.slo_violation_rate, s.mean_bytes / 1e6, s.mean_quality);
+    out << line;
+  }
+}
+
+}  // namespace kvstream::experiments

@@ -1,0 +1,101 @@
+#include "results_merge.h"
+
+#include <fstream>
+#include <map>
+#include <ostream>
+#include <sstream>
+#include <stdexcept>
+
+#include "atomic_file.h"
+#include "figures.h"
+#include "json_reader.h"
+#include "run_log.h"
+
+namespace kvstream::experiments {
+
+namespace {
+namespace fs = std::filesystem;
+
+std::string file_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void write_json(const fs::path& path, const nlohmann::json& json) {
+  codec::write_file_atomically(path, [&](std::ostream& out) { out << json.dump(1) << "\n"; });
+}
+}  // namespace
+
+MergeReport merge_results(const std::vector<fs::path>& dirs, const fs::path& out, bool figures, std::ostream& log) {
+  if (dirs.empty()) throw std::invalid_argument("merge needs at least one result directory");
+  std::error_code ec;
+  if (fs::exists(out / "runs.jsonl", ec) && fs::file_size(out / "runs.jsonl", ec) > 0)
+    throw std::runtime_error(out.string() + " already holds results; merge into a new directory");
+  const nlohmann::json config = sim::read_json_file((dirs.front() / "config.json").string());
+  const std::string levels = file_text(dirs.front() / "levels.csv");
+  std::map<std::string, nlohmann::json> runs;       // id -> record
+  std::map<std::string, std::string> found_in;      // id -> directory
+  nlohmann::json merged_from = nlohmann::json::array();
+  size_t grid_runs = 0;
+  nlohmann::json manifest;
+  for (const auto& dir : dirs) {
+    if (fs::equivalent(dir, out, ec)) throw std::runtime_error("--out must differ from the merged directories");
+    if (sim::read_json_file((dir / "config.json").string()) != config)
+      throw std::runtime_error((dir / "config.json").string() + " differs from " + (dirs.front() / "config.json").string() +
+                               ": only shards of one experiment can be merged");
+    const auto shard_manifest = sim::read_json_file((dir / "manifest.json").string());
+    const std::string state = shard_manifest.value("state", std::string("?"));
+    if (state != "complete")
+      throw std::runtime_error(dir.string() + " is not finished (state \"" + state +
+                               "\"): run it again with --resume first");
+    grid_runs = shard_manifest.at("grid_runs").get<size_t>();
+    if (manifest.is_null()) manifest = shard_manifest;
+    merged_from.push_back({{"dir", dir.string()}, {"shard", shard_manifest.at("shard")},
+                           {"sessions", shard_manifest.at("sessions")}});
+    if (file_text(dir / "levels.csv") != levels)
+      log << "warning: " << (dir / "levels.csv").string() << " differs from " << (dirs.front() / "levels.csv").string()
+          << " (profiles measured on different machines? share --profile-cache); keeping the first" << std::endl;
+    for (auto& line : read_run_log(dir / "runs.jsonl")) {
+      const std::string id = line.at("id").get<std::string>();
+      const auto [it, inserted] = runs.emplace(id, line);
+      if (!inserted && it->second != line)
+        throw std::runtime_error("run " + id + " differs between " + found_in[id] + " and " + dir.string());
+      found_in.emplace(id, dir.string());
+    }
+  }
+  if (runs.size() != grid_runs) {
+    std::string shards;
+    for (const auto& m : merged_from) shards += (shards.empty() ? "" : ", ") + m.at("shard").get<std::string>();
+    throw std::runtime_error("the directories hold " + std::to_string(runs.size()) + " of the grid's " +
+                             std::to_string(grid_runs) + " runs (shards given: " + shards + "): a shard is missing");
+  }
+  std::vector<nlohmann::json> lines;
+  for (auto& entry : runs) lines.push_back(std::move(entry.second));
+
+  fs::create_directories(out);
+  write_json(out / "config.json", config);
+  codec::write_file_atomically(out / "levels.csv", [&](std::ostream& o) { o << levels; });
+  fs::copy(dirs.front() / "profiles", out / "profiles",
+           fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+  write_run_log_sorted(out / "runs.jsonl", lines);
+  MergeReport report;
+  report.runs = lines.size();
+  report.summary = summarize_runs(read_run_log(out / "runs.jsonl"));
+  write_summary_csv(out / "summary.csv", report.summary);
+  manifest["shard"] = "0/1";
+  manifest["shard_runs"] = grid_runs;
+  manifest["runs"] = lines.size();
+  manifest["merged_from"] = merged_from;
+  manifest.erase("sessions");
+  write_json(out / "manifest.json", manifest);
+  if (figures) {
+    std::string error;
+    report.figures_written = render_figures(out, error);
+    if (!report.figures_written) log << "warning: figures not drawn: " << error << std::endl;
+  }
+  return report;
+}
+
+}  // namespace kvstream::experiments

@@ -1,0 +1,24 @@
+// `kvstream merge`: joins the result directories of the shards of one experiment (`kvstream run
+// --shard i/N`) into one directory whose config.json, runs.jsonl, summary.csv and levels.csv are
+// identical to those of an uninterrupted single-machine run.
+#pragma once
+#include <filesystem>
+#include <iosfwd>
+#include <vector>
+
+#include "result_tables.h"
+
+namespace kvstream::experiments {
+
+struct MergeReport {
+  size_t runs = 0;
+  std::vector<SummaryRow> summary;
+  bool figures_written = false;
+};
+
+// Throws when the directories hold different configs, an unfinished shard, conflicting copies of a
+// run, or do not cover the whole grid (naming what is missing), and when `out` already holds results.
+MergeReport merge_results(const std::vector<std::filesystem::path>& dirs, const std::filesystem::path& out, bool figures,
+                          std::ostream& log);
+
+}  // namespace kvstream::experiments

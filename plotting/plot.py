@@ -1,0 +1,569 @@
+#!/usr/bin/python3
+"""Draw the figures of a kvstream result directory (plotting/README.md).
+
+    /usr/bin/python3 plotting/plot.py RESULT_DIR [--figures kind,kind,...]
+
+Reads RESULT_DIR/{config.json, summary.csv, runs.jsonl, levels.csv} and writes
+RESULT_DIR/figures/<kind>.png and .svg for each kind, printing one line per file written.
+Exit status 0 on success, 2 on bad input (message on stderr, no traceback).
+"""
+import argparse
+import csv
+import json
+import math
+import os
+import sys
+import tempfile
+from collections import defaultdict
+from functools import cached_property
+
+try:
+    import matplotlib
+except ImportError:
+    print(f"plot.py: error: matplotlib is not importable by {sys.executable}; run /usr/bin/python3 plotting/plot.py",
+          file=sys.stderr)
+    sys.exit(2)
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  (after choosing the backend)
+from matplotlib.lines import Line2D  # noqa: E402
+
+matplotlib.rcParams["svg.hashsalt"] = "kvstream"  # the same input gives the same SVG
+
+SUMMARY_COLUMNS = ["context_set", "trace_set", "policy", "slo_s", "hardware", "workload", "rate_per_s", "runs",
+                   "requests", "completed", "trace_mean_gbps", "mean_ttft_s", "p50_ttft_s", "p95_ttft_s",
+                   "slo_violation_rate", "mean_bytes", "mean_quality"]
+SUMMARY_TEXT = {"context_set", "trace_set", "policy", "hardware", "workload"}
+LEVELS_COLUMNS = ["context_set", "model", "level", "codec", "contexts", "tokens", "bytes", "bytes_per_token",
+                  "ratio_vs_fp16", "quality", "ppl_ref", "ppl", "kl_mean", "encode_mb_per_s", "decode_mb_per_s"]
+LEVELS_TEXT = {"context_set", "model", "level", "codec"}
+
+MAX_VIOLATION_PANELS = 6  # more trace sets than this are pooled into one panel
+MAX_CDF_PANELS = 4        # SLOs shown by ttft_cdf
+SLO_STYLES = ["-", "--", ":", "-."]
+
+
+class PlotError(Exception):
+    """Bad input: reported on stderr as one line, exit status 2."""
+
+
+# ---------------------------------------------------------------- reading the result directory
+
+def parse_number(text, where, column):
+    """A CSV field as a float (inf and nan allowed); None when the field is empty."""
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise PlotError(f"{where}: column {column}: not a number: {text!r}") from None
+
+
+def read_csv(path, columns, text_columns):
+    """The rows of a CSV file as dicts; every column not in text_columns is parsed as a number."""
+    with open(path, newline="") as f:
+        reader = csv.reader(f)
+        header = next(reader, None)
+        if header is None:
+            return []
+        missing = [c for c in columns if c not in header]
+        if missing:
+            raise PlotError(f"{path}:1: header lacks column(s) {', '.join(missing)}")
+        rows = []
+        try:
+            for fields in reader:
+                where = f"{path}:{reader.line_num}"
+                if not fields:
+                    continue  # blank line
+                if len(fields) != len(header):
+                    raise PlotError(f"{where}: {len(fields)} fields, the header has {len(header)}")
+                row = dict(zip(header, fields))
+                for column in columns:
+                    if column not in text_columns:
+                        row[column] = parse_number(row[column], where, column)
+                rows.append(row)
+        except csv.Error as e:
+            raise PlotError(f"{path}:{reader.line_num}: {e}") from None
+    return rows
+
+
+def is_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def run_ttfts(run, where):
+    """From one runs.jsonl object: its policy, SLO, workload and per-request TTFTs (s; +inf when not
+    completed)."""
+    if not isinstance(run, dict):
+        raise PlotError(f"{where}: expected a JSON object")
+    policy, slo, requests = run.get("policy"), run.get("slo_s"), run.get("requests")
+    if not isinstance(policy, str):
+        raise PlotError(f"{where}: \"policy\" must be a string")
+    if slo is not None and not is_number(slo):
+        raise PlotError(f"{where}: \"slo_s\" must be a number or null")
+    if not isinstance(requests, list) or not all(isinstance(r, dict) for r in requests):
+        raise PlotError(f"{where}: \"requests\" must be a list of objects")
+    ttfts = []
+    for request in requests:
+        ttft = request.get("ttft_s")
+        if ttft is not None and not is_number(ttft):
+            raise PlotError(f"{where}: \"ttft_s\" must be a number or null")
+        ttfts.append(float(ttft) if request.get("completed") is True and ttft is not None else math.inf)
+    return {"policy": policy, "slo_s": None if slo is None else float(slo), "workload": run.get("workload"),
+            "ttfts": ttfts}
+
+
+def read_runs(path):
+    """runs.jsonl reduced to what the figures need (see run_ttfts); blank lines are skipped."""
+    runs = []
+    with open(path) as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            where = f"{path}:{number}"
+            try:
+                run = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise PlotError(f"{where}: bad JSON: {e.msg}") from None
+            runs.append(run_ttfts(run, where))
+    return runs
+
+
+def read_config(path):
+    """config.json as a dict."""
+    try:
+        with open(path) as f:
+            config = json.load(f)
+    except json.JSONDecodeError as e:
+        raise PlotError(f"{path}:{e.lineno}: bad JSON: {e.msg}") from None
+    if not isinstance(config, dict):
+        raise PlotError(f"{path}: expected a JSON object")
+    return config
+
+
+class Result:
+    """A result directory; each input file is read on first use (None when the file is absent)."""
+
+    def __init__(self, directory):
+        if not os.path.exists(directory):
+            raise PlotError(f"{directory}: no such directory")
+        if not os.path.isdir(directory):
+            raise PlotError(f"{directory}: not a directory")
+        self.directory = directory
+
+    def path(self, name):
+        return os.path.join(self.directory, name)
+
+    def _read_if_present(self, name, reader, *args):
+        path = self.path(name)
+        if not os.path.exists(path):
+            return None
+        try:
+            return reader(path, *args)
+        except UnicodeDecodeError as e:
+            raise PlotError(f"{path}: not UTF-8 text: {e.reason} at byte {e.start}") from None
+
+    @cached_property
+    def config(self):
+        return self._read_if_present("config.json", read_config) or {}
+
+    @cached_property
+    def name(self):
+        """The experiment's name (config.json "name", else the directory's name)."""
+        return str(self.config.get("name") or os.path.basename(os.path.abspath(self.directory)))
+
+    @cached_property
+    def summary(self):
+        return self._read_if_present("summary.csv", read_csv, SUMMARY_COLUMNS, SUMMARY_TEXT)
+
+    @cached_property
+    def levels(self):
+        return self._read_if_present("levels.csv", read_csv, LEVELS_COLUMNS, LEVELS_TEXT)
+
+    @cached_property
+    def runs(self):
+        return self._read_if_present("runs.jsonl", read_runs)
+
+
+# ---------------------------------------------------------------- shared helpers
+
+def finite(value):
+    return value is not None and math.isfinite(value)
+
+
+def slo_order(slo):
+    """Sort key for SLO values, None (no SLO) last."""
+    return (slo is None, slo or 0.0)
+
+
+def slo_text(slo):
+    return "no SLO" if slo is None else f"SLO {slo:g} s"
+
+
+def single_requests(rows):
+    """The rows (summary rows or runs) of the single-request workload when there are any, else all rows:
+    the figures that are not about load should not mix in queueing under a poisson workload."""
+    return [r for r in rows if r["workload"] == "single"] or rows
+
+
+def weighted_mean(rows, field):
+    """Mean of row[field] over rows, weighted by row["runs"]; non-finite values are skipped (nan if none)."""
+    pairs = [(r[field], r["runs"]) for r in rows if finite(r[field]) and finite(r["runs"])]
+    total = sum(w for _, w in pairs)
+    return sum(v * w for v, w in pairs) / total if total > 0 else math.nan
+
+
+def pool(rows, key, fields):
+    """Groups rows by key(row); per group the runs-weighted mean of each field. Returns ({key: {field: mean}},
+    the largest number of rows pooled into one group)."""
+    groups = defaultdict(list)
+    for row in rows:
+        groups[key(row)].append(row)
+    means = {k: {f: weighted_mean(group, f) for f in fields} for k, group in groups.items()}
+    return means, max((len(g) for g in groups.values()), default=0)
+
+
+def pooled_note(largest):
+    return f"\n(each point: runs-weighted mean of up to {largest} groups)" if largest > 1 else ""
+
+
+def colours(names):
+    """A fixed colour per name, the same in every panel."""
+    cmap = plt.get_cmap("tab10")
+    return {name: cmap(i % 10) for i, name in enumerate(sorted(names))}
+
+
+def panel_grid(count, title):
+    """A figure with `count` panels (at most 3 per row, 2x2 for 4) and a suptitle; returns (figure, list of axes).
+    With count 0 the figure holds one panel saying there is no data, and the list is empty."""
+    ncols = 2 if count == 4 else min(max(count, 1), 3)
+    nrows = math.ceil(max(count, 1) / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.8 * ncols, 3.9 * nrows), squeeze=False, layout="constrained")
+    axes = list(axes.ravel())
+    if count == 0:
+        mark_if_empty(axes[0], False)
+    for ax in axes[max(count, 1):]:
+        ax.set_visible(False)
+    fig.suptitle(title)
+    return fig, axes[:count]
+
+
+def figure_legend(fig, axes, extra=()):
+    """One legend, right of the panels, holding each distinct label of the axes once, then `extra` handles."""
+    entries = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            entries.setdefault(label, handle)
+    handles = list(entries.values()) + list(extra)
+    if handles:
+        fig.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+
+
+def mark_if_empty(ax, plotted):
+    if not plotted:
+        ax.text(0.5, 0.5, "no finite data", transform=ax.transAxes, ha="center", va="center", color="grey")
+
+
+def title_panel(ax, title, plotted, missing):
+    """Sets a panel's title; names the series that have rows in the panel but no finite value (e.g. a
+    policy that completed no request), or marks the panel empty when nothing was plotted."""
+    mark_if_empty(ax, plotted)
+    if plotted and missing:
+        title += "\nno finite value: " + ", ".join(dict.fromkeys(missing))
+    ax.set_title(title)
+
+
+# ---------------------------------------------------------------- one function per figure kind
+
+def draw_size_quality(result):
+    """levels.csv: compression ratio vs fp16 (x, ×) against quality, the top-1 agreement of next-token
+    predictions with the original KV (y, %); one marker per level, annotated with its name, coloured by
+    codec; one panel per (context_set, model)."""
+    panels = sorted({(r["context_set"], r["model"]) for r in result.levels})
+    codec_colour = colours({r["codec"] for r in result.levels})
+    fig, axes = panel_grid(len(panels), f"{result.name}: KV size vs quality per level")
+    for ax, (context_set, model) in zip(axes, panels):
+        rows = [r for r in result.levels if (r["context_set"], r["model"]) == (context_set, model)]
+        shown = [r for r in rows if finite(r["ratio_vs_fp16"]) and finite(r["quality"])]
+        missing = [r["level"] for r in rows if not (finite(r["ratio_vs_fp16"]) and finite(r["quality"]))]
+        for row in shown:
+            ax.scatter(row["ratio_vs_fp16"], 100 * row["quality"], color=codec_colour[row["codec"]],
+                       label=row["codec"], zorder=3)
+            ax.annotate(row["level"], (row["ratio_vs_fp16"], 100 * row["quality"]), xytext=(4, 4),
+                        textcoords="offset points", fontsize=7)
+        title_panel(ax, f"{context_set} ({model})" if model else context_set, bool(shown), missing)
+        ax.set_xlabel("compression ratio vs fp16 (×)")
+        ax.set_ylabel("quality: top-1 agreement (%)")
+        ax.grid(alpha=0.3)
+    figure_legend(fig, axes)
+    return fig
+
+
+def draw_ttft_vs_bandwidth(result):
+    """summary.csv: mean trace bandwidth (x, Gbps, log scale) against mean TTFT (y, s); one line per policy
+    (per policy and SLO when there are several SLOs; colour = policy, line style = SLO); one panel per
+    (context_set, hardware). Uses the single-request rows when there are any (single_requests); rows that
+    share a point (e.g. trace sets of equal mean bandwidth) are averaged weighted by runs."""
+    rows = [r for r in single_requests(result.summary) if finite(r["trace_mean_gbps"]) and r["trace_mean_gbps"] > 0]
+    slos = sorted({r["slo_s"] for r in rows}, key=slo_order)
+    policy_colour = colours({r["policy"] for r in rows})
+    means, largest = pool(rows, lambda r: (r["context_set"], r["hardware"], r["policy"], r["slo_s"],
+                                           r["trace_mean_gbps"]), ["mean_ttft_s"])
+    panels = sorted({(r["context_set"], r["hardware"]) for r in rows})
+    fig, axes = panel_grid(len(panels), f"{result.name}: TTFT vs bandwidth{pooled_note(largest)}")
+    for ax, (context_set, hardware) in zip(axes, panels):
+        plotted, missing = False, []
+        for policy in sorted(policy_colour):
+            for i, slo in enumerate(slos):
+                series = [(gbps, m["mean_ttft_s"]) for (c, h, p, s, gbps), m in means.items()
+                          if (c, h, p, s) == (context_set, hardware, policy, slo)]
+                if not series:
+                    continue
+                label = policy if len(slos) == 1 else f"{policy}, {slo_text(slo)}"
+                points = sorted((x, y) for x, y in series if finite(y))
+                if not points:
+                    missing.append(label)
+                    continue
+                ax.plot(*zip(*points), marker="o", color=policy_colour[policy],
+                        linestyle=SLO_STYLES[i % len(SLO_STYLES)], label=label)
+                plotted = True
+        title_panel(ax, f"{context_set}, {hardware}" if hardware else context_set, plotted, missing)
+        ax.set_xscale("log")
+        ax.set_xlabel("mean trace bandwidth (Gbps)")
+        ax.set_ylabel("mean TTFT (s)")
+        ax.grid(alpha=0.3, which="both")
+    figure_legend(fig, axes)
+    return fig
+
+
+def draw_violation_vs_quality(result):
+    """summary.csv: SLO violation rate (x, % of requests) against mean quality (y, %); one series per
+    policy with one point per SLO, connected in SLO order and labelled with the SLO (s); one panel per
+    trace_set (in order of mean bandwidth), or one pooled panel when there are more than
+    MAX_VIOLATION_PANELS trace sets. Uses the single-request rows when there are any (single_requests);
+    rows that share a point (context sets, hardware, rates) are averaged weighted by runs."""
+    rows = single_requests(result.summary)
+    bandwidth = {r["trace_set"]: r["trace_mean_gbps"] for r in rows}
+    trace_sets = sorted(bandwidth, key=lambda t: (bandwidth[t] if finite(bandwidth[t]) else math.inf, t))
+    pooled = len(trace_sets) > MAX_VIOLATION_PANELS
+    panels = [f"all {len(trace_sets)} trace sets, pooled"] if pooled else trace_sets
+    policy_colour = colours({r["policy"] for r in rows})
+    means, largest = pool(rows,
+                          lambda r: (panels[0] if pooled else r["trace_set"], r["policy"], r["slo_s"]),
+                          ["slo_violation_rate", "mean_quality"])
+    fig, axes = panel_grid(len(panels), f"{result.name}: SLO violations vs quality{pooled_note(largest)}")
+    for ax, panel in zip(axes, panels):
+        plotted, missing = False, []
+        for policy in sorted(policy_colour):
+            series = [(s, 100 * m["slo_violation_rate"], 100 * m["mean_quality"])
+                      for (t, p, s), m in means.items() if (t, p) == (panel, policy)]
+            if not series:
+                continue
+            points = sorted(((s, x, y) for s, x, y in series if finite(x) and finite(y)),
+                            key=lambda point: slo_order(point[0]))
+            if not points:
+                missing.append(policy)
+                continue
+            _, xs, ys = zip(*points)
+            ax.plot(xs, ys, marker="o", color=policy_colour[policy], label=policy)
+            for slo, x, y in points:
+                ax.annotate("no SLO" if slo is None else f"{slo:g} s", (x, y), xytext=(4, 4),
+                            textcoords="offset points", fontsize=7, color=policy_colour[policy])
+            plotted = True
+        title_panel(ax, panel, plotted, missing)
+        ax.set_xlabel("SLO violation rate (% of requests)")
+        ax.set_ylabel("mean quality (%)")
+        ax.grid(alpha=0.3)
+    figure_legend(fig, axes)
+    return fig
+
+
+def draw_ttft_cdf(result):
+    """runs.jsonl: empirical CDF of per-request TTFT (x, s) as the share of requests with TTFT <= x (y, %),
+    over all requests of all runs of the single-request workload when there are any (single_requests);
+    one line per policy; one panel per SLO (the MAX_CDF_PANELS smallest SLOs), with a dashed vertical
+    line at the SLO. Requests not completed count as TTFT = +inf, so a line ends below 100 %. The x
+    axis is logarithmic when the TTFTs span more than two decades."""
+    ttfts = defaultdict(list)
+    for run in single_requests(result.runs):
+        ttfts[(run["slo_s"], run["policy"])].extend(run["ttfts"])
+    all_slos = sorted({slo for slo, _ in ttfts}, key=slo_order)
+    slos = all_slos[:MAX_CDF_PANELS]
+    shown = f" (first {len(slos)} of {len(all_slos)} SLOs)" if len(all_slos) > len(slos) else ""
+    policy_colour = colours({policy for _, policy in ttfts})
+    finite_ttfts = [t for (slo, _), values in ttfts.items() if slo in slos for t in values if math.isfinite(t)]
+    log_x = bool(finite_ttfts) and min(finite_ttfts) > 0 and max(finite_ttfts) / min(finite_ttfts) > 100
+    fig, axes = panel_grid(len(slos), f"{result.name}: TTFT distribution{shown}")
+    for ax, slo in zip(axes, slos):
+        plotted, missing = False, []
+        for policy in sorted(policy_colour):
+            values = ttfts.get((slo, policy), [])
+            done = sorted(t for t in values if math.isfinite(t))
+            if values and not done:
+                missing.append(policy)
+            if not done:
+                continue
+            shares = [100 * (i + 1) / len(values) for i in range(len(done))]
+            ax.step([done[0]] + done, [0.0] + shares, where="post", color=policy_colour[policy], label=policy)
+            plotted = True
+        if slo is not None:
+            ax.axvline(slo, color="black", linestyle="--", linewidth=1, label="SLO")
+        title_panel(ax, slo_text(slo), plotted, missing)
+        if log_x:
+            ax.set_xscale("log")
+        ax.set_ylim(0, 102)
+        ax.set_xlabel("TTFT (s)")
+        ax.set_ylabel("requests with TTFT ≤ x (%)")
+        ax.grid(alpha=0.3, which="both")
+    figure_legend(fig, axes)
+    return fig
+
+
+def draw_ttft_vs_load(result):
+    """summary.csv rows with workload=poisson: arrival rate (x, requests/s) against TTFT (y, s), median
+    (p50, solid) and 95th percentile (p95, dashed); one colour per policy; one panel per SLO. Rows that
+    share a point (context sets, trace sets, hardware) are averaged weighted by runs (an approximation
+    for percentiles)."""
+    rows = [r for r in result.summary if r["workload"] == "poisson" and finite(r["rate_per_s"])]
+    slos = sorted({r["slo_s"] for r in rows}, key=slo_order)
+    policy_colour = colours({r["policy"] for r in rows})
+    means, largest = pool(rows, lambda r: (r["slo_s"], r["policy"], r["rate_per_s"]), ["p50_ttft_s", "p95_ttft_s"])
+    fig, axes = panel_grid(len(slos), f"{result.name}: TTFT vs load{pooled_note(largest)}")
+    for ax, slo in zip(axes, slos):
+        plotted, missing = False, []
+        for policy in sorted(policy_colour):
+            for field, percentile, style in (("p50_ttft_s", "p50", "-"), ("p95_ttft_s", "p95", "--")):
+                series = [(rate, m[field]) for (s, p, rate), m in means.items() if (s, p) == (slo, policy)]
+                if not series:
+                    continue
+                points = sorted((x, y) for x, y in series if finite(y))
+                if not points:
+                    missing.append(f"{policy} {percentile}")
+                    continue
+                label = policy if percentile == "p50" else "_nolegend_"  # the p50 line carries the legend
+                ax.plot(*zip(*points), marker="o", linestyle=style, color=policy_colour[policy], label=label)
+                plotted = True
+        title_panel(ax, slo_text(slo), plotted, missing)
+        ax.set_xlabel("arrival rate (requests/s)")
+        ax.set_ylabel("TTFT (s)")
+        ax.grid(alpha=0.3)
+    styles = [Line2D([], [], color="grey", linestyle="-", label="p50"),
+              Line2D([], [], color="grey", linestyle="--", label="p95")]
+    figure_legend(fig, axes, styles)
+    return fig
+
+
+DRAW = {
+    "size_quality": draw_size_quality,
+    "ttft_vs_bandwidth": draw_ttft_vs_bandwidth,
+    "violation_vs_quality": draw_violation_vs_quality,
+    "ttft_cdf": draw_ttft_cdf,
+    "ttft_vs_load": draw_ttft_vs_load,
+}
+
+
+# ---------------------------------------------------------------- choosing and writing figures
+
+def missing_input(result, kind):
+    """Why `kind` cannot be drawn from this result (a message naming the file), or None if it can."""
+    if kind == "size_quality":
+        name, rows = "levels.csv", result.levels
+    elif kind == "ttft_cdf":
+        name, rows = "runs.jsonl", result.runs
+    else:
+        name, rows = "summary.csv", result.summary
+    path = result.path(name)
+    if rows is None:
+        return f"{kind} needs {path}, which does not exist"
+    if not rows:
+        return f"{kind} needs rows in {path}, which has none"
+    if kind == "ttft_cdf" and not any(run["ttfts"] for run in rows):
+        return f"{kind} needs requests in {path}, whose runs have none"
+    if kind == "ttft_vs_load" and not any(r["workload"] == "poisson" for r in rows):
+        return f"{kind} needs rows with workload=poisson in {path}, which has none"
+    return None
+
+
+def choose_kinds(result, requested):
+    """The kinds to draw: `requested` (from --figures), else config.json "figures" (a kind or a list; the
+    runner writes [] when the config names none, which means the default), else every kind the result
+    has data for (ttft_vs_bandwidth only with >= 2 distinct bandwidths among the rows it draws). A kind
+    asked for explicitly (either way) whose input is missing is an error."""
+    figures = result.config.get("figures")
+    if requested is None and figures:
+        requested = [figures] if isinstance(figures, str) else figures
+        if not isinstance(requested, list) or not all(isinstance(k, str) for k in requested):
+            raise PlotError(f"{result.path('config.json')}: \"figures\" must be a kind or a list of kinds")
+        unknown = [k for k in requested if k not in DRAW]
+        if unknown:
+            raise PlotError(f"{result.path('config.json')}: \"figures\": unknown kind(s) {', '.join(unknown)}; "
+                            f"known: {', '.join(DRAW)}")
+    if requested is not None:
+        for kind in requested:
+            reason = missing_input(result, kind)
+            if reason:
+                raise PlotError(reason)
+        return list(dict.fromkeys(requested))
+    kinds = [kind for kind in DRAW if missing_input(result, kind) is None]
+    if "ttft_vs_bandwidth" in kinds:
+        bandwidths = {r["trace_mean_gbps"] for r in single_requests(result.summary) if finite(r["trace_mean_gbps"])}
+        if len(bandwidths) < 2:
+            kinds.remove("ttft_vs_bandwidth")
+    return kinds
+
+
+def save_figure(fig, directory, kind):
+    """Writes directory/<kind>.png and .svg, each to a temporary file first and then renamed, so an
+    interrupted run never leaves a truncated figure. Returns the paths written."""
+    paths = []
+    for fmt in ("png", "svg"):
+        fd, temporary = tempfile.mkstemp(dir=directory, prefix=f".{kind}.", suffix=f".{fmt}.tmp")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                fig.savefig(f, format=fmt, dpi=150, bbox_inches="tight",
+                            metadata={"Date": None} if fmt == "svg" else None)
+            os.chmod(temporary, 0o644)
+            final = os.path.join(directory, f"{kind}.{fmt}")
+            os.replace(temporary, final)
+        except BaseException:
+            os.unlink(temporary)
+            raise
+        paths.append(final)
+    plt.close(fig)
+    return paths
+
+
+def kind_list(text):
+    """argparse type for --figures: comma-separated kinds."""
+    kinds = [k.strip() for k in text.split(",") if k.strip()]
+    unknown = [k for k in kinds if k not in DRAW]
+    if unknown or not kinds:
+        raise argparse.ArgumentTypeError(f"unknown kind(s) {', '.join(unknown) or '(none given)'}; "
+                                         f"known: {', '.join(DRAW)}")
+    return kinds
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="plot.py", description=__doc__.split("\n\n")[0])
+    parser.add_argument("result_dir", help="results/<name>/ as written by `kvstream run`")
+    parser.add_argument("--figures", type=kind_list, help=f"comma-separated kinds: {', '.join(DRAW)}")
+    args = parser.parse_args(argv)
+    try:
+        result = Result(args.result_dir)
+        kinds = choose_kinds(result, args.figures)
+        if not kinds:
+            print(f"plot.py: nothing to plot in {args.result_dir}", file=sys.stderr)
+            return 0
+        directory = result.path("figures")
+        os.makedirs(directory, exist_ok=True)
+        for kind in kinds:
+            for path in save_figure(DRAW[kind](result), directory, kind):
+                print(path, flush=True)
+    except (PlotError, OSError) as e:
+        print(f"plot.py: error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,152 @@
+// The experiment config schema (experiments/SCHEMA.md): every error names the JSON path, and the
+// resolved form reads back to itself.
+#include <gtest/gtest.h>
+
+#include "experiment_config.h"
+#include "experiment_grid.h"
+#include "json_reader.h"
+#include "kv_scale.h"
+
+namespace kvstream::experiments {
+namespace {
+
+nlohmann::json minimal() {
+  return nlohmann::json::parse(R"({
+    "name": "t",
+    "contexts": [{"name": "syn", "source": "synthetic", "chunks": 3}],
+    "traces": [{"name": "c", "inputs": ["constant:gbps=1"]}],
+    "policies": ["quant8", "cachegen"],
+    "slo_s": [0.5, 1]
+  })");
+}
+
+// The message parse_experiment_config throws for `config`, or "" when it parses.
+std::string error_of(const nlohmann::json& config) {
+  try {
+    parse_experiment_config(config, "c.json");
+  } catch (const sim::JsonError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ExperimentConfig, MinimalConfigParses) {
+  const auto c = parse_experiment_config(minimal(), "c.json");
+  EXPECT_EQ(c.name, "t");
+  ASSERT_EQ(c.context_sets.size(), 1u);
+  EXPECT_EQ(c.context_sets[0].source, ContextSource::kSynthetic);
+  EXPECT_EQ(c.context_sets[0].synthetic_chunks, 3);
+  EXPECT_EQ(c.slos_s, (std::vector<double>{0.5, 1}));
+  EXPECT_FALSE(c.workload.poisson);
+  EXPECT_EQ(c.repetitions, 1);
+}
+
+TEST(ExperimentConfig, ErrorsNameTheJsonPath) {
+  struct Case {
+    std::function<void(nlohmann::json&)> edit;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {[](auto& j) { j.erase("name"); }, "c.json: $: missing key \"name\""},
+      {[](auto& j) { j["polices"] = nlohmann::json::array(); }, "c.json: $: unknown key \"polices\""},
+      {[](auto& j) { j["name"] = "a b"; }, "c.json: $.name: expected a name of letters"},
+      {[](auto& j) { j["traces"][0]["scale"] = -2; }, "c.json: $.traces[0].scale: expected a number > 0, got -2"},
+      {[](auto& j) { j["slo_s"][1] = 0; }, "c.json: $.slo_s[1]: expected an SLO > 0 seconds, got 0"},
+      {[](auto& j) { j["slo_s"] = nlohmann::json::array(); }, "c.json: $.slo_s: expected a non-empty list"},
+      {[](auto& j) { j["policies"][1] = "fastest"; }, "c.json: $.policies[1]: unknown policy \"fastest\""},
+      {[](auto& j) { j["contexts"][0]["source"] = "web"; },
+       "c.json: $.contexts[0].source: expected \"model\", \"synthetic\" or \"files\", got \"web\""},
+      {[](auto& j) { j["contexts"][0]["chunks"] = 0; }, "c.json: $.contexts[0].chunks: expected an integer >= 1, got 0"},
+      {[](auto& j) { j["contexts"][0]["colour"] = 1; }, "c.json: $.contexts[0]: unknown key \"colour\""},
+      {[](auto& j) { j["contexts"] = nlohmann::json::array(); }, "c.json: $.contexts: expected at least one context set"},
+      {[](auto& j) { j["contexts"][0] = {{"name", "m"}, {"model", "stories260K"}, {"dataset", "x.txt"}, {"chunk_tokens", 64}}; },
+       "c.json: $.contexts[0]: missing key \"tokens\""},
+      {[](auto& j) { j["codecs"] = {"cachegen", "nosuchcodec"}; }, "c.json: $.codecs[1]: "},
+      {[](auto& j) { j["workload"] = {{"kind", "burst"}}; }, "c.json: $.workload.kind: expected \"single\" or \"poisson\""},
+      {[](auto& j) { j["workload"] = {{"kind", "poisson"}, {"rate_per_s", {1, -1}}, {"requests", 10}}; },
+       "c.json: $.workload.rate_per_s[1]: expected a rate > 0 requests/s"},
+      {[](auto& j) { j["workload"] = {{"kind", "poisson"}, {"rate_per_s", 1}}; }, "c.json: $.workload: missing key \"requests\""},
+      {[](auto& j) { j["kv_scale"] = "gpt-5"; }, "c.json: $.kv_scale: unknown architecture \"gpt-5\" (known: mistral-7b"},
+      {[](auto& j) { j["decode"] = {{"fp16_bytes_per_s", 5e9}}; }, "c.json: $.decode: missing key \"source\""},
+      {[](auto& j) { j["figures"] = {"pie"}; }, "c.json: $.figures[0]: unknown figure \"pie\""},
+      {[](auto& j) { j["repetitions"] = 1.5; }, "c.json: $.repetitions: expected an integer, got 1.5"},
+      {[](auto& j) { j["sim"] = {{"pipelining", "yes"}}; }, "c.json: $.sim.pipelining: expected true or false"},
+      {[](auto& j) { j["traces"].push_back(j["traces"][0]); }, "c.json: $.traces: two trace sets are named \"c\""},
+      {[](auto& j) { j.erase("traces"); }, "c.json: $: missing key \"traces\""},
+      {[](auto& j) {
+         j["contexts"][0] = {{"name", "f"}, {"source", "files"}, {"files", {"p.json"}}};
+         j["kv_scale"] = "mistral-7b";
+       },
+       "c.json: $.kv_scale: context set \"f\" reads profile files: give its fp16_bytes_per_token"},
+  };
+  for (const auto& c : cases) {
+    auto config = minimal();
+    c.edit(config);
+    const std::string message = error_of(config);
+    EXPECT_EQ(message.rfind(c.message, 0), 0u) << "expected a message starting \"" << c.message << "\"\ngot \"" << message
+                                               << "\"\nfor " << config.dump();
+  }
+}
+
+TEST(ExperimentConfig, TokenListsExpandAndTheResolvedFormReadsBack) {
+  auto j = minimal();
+  j["contexts"].push_back({{"name", "wiki"}, {"model", "smollm2"}, {"dataset", "text/wikitext2/wiki.test.raw"},
+                           {"tokens", {1024, 2048}}, {"chunk_tokens", 256},
+                           {"fallback", {{"model", "stories260K"}, {"tokens", 384}}}});
+  j["kv_scale"] = "llama-70b";
+  j["hardware"] = "a40_mistral-7b";
+  j["workload"] = {{"kind", "poisson"}, {"rate_per_s", {0.5, 1}}, {"requests", 20}};
+  const auto c = parse_experiment_config(j, "c.json");
+  ASSERT_EQ(c.context_sets.size(), 3u);
+  EXPECT_EQ(c.context_sets[1].name, "wiki-T1024");
+  EXPECT_EQ(c.context_sets[2].name, "wiki-T2048");
+  EXPECT_EQ(c.context_sets[2].measured.tokens, 2048);
+  ASSERT_TRUE(c.context_sets[2].fallback);
+  EXPECT_EQ(c.context_sets[2].fallback->model, "stories260K");
+  EXPECT_EQ(c.context_sets[2].fallback->tokens, 384);
+  EXPECT_EQ(c.context_sets[2].fallback->chunk_tokens, 256);  // kept from the primary
+  EXPECT_EQ(c.kv_scale->fp16_bytes_per_token, 327680);
+  EXPECT_EQ(c.hardware, (std::vector<std::string>{"a40_mistral-7b"}));
+  const auto resolved = to_json(c);
+  EXPECT_EQ(to_json(parse_experiment_config(resolved, "config.json")), resolved);
+}
+
+TEST(ExperimentGrid, OrderIdsAndShards) {
+  auto j = minimal();
+  j["repetitions"] = 2;
+  const auto c = parse_experiment_config(j, "c.json");
+  GridShape shape{{{"syn"}}, {{"constant:gbps=1", "other"}}};
+  const auto grid = expand_grid(c, shape);
+  ASSERT_EQ(grid.size(), 2u * 2 * 2 * 2);  // traces x SLOs x policies x repetitions
+  EXPECT_EQ(grid[0].coordinates["policy"], "quant8");
+  EXPECT_EQ(grid[1].repetition, 1);  // repetitions vary fastest
+  EXPECT_EQ(grid[2].coordinates["policy"], "cachegen");
+  EXPECT_EQ(grid[8].coordinates["trace"], "other");
+  EXPECT_EQ(expand_grid(c, shape)[5].id, grid[5].id);  // ids are stable
+  // Shards partition the grid.
+  std::vector<int> owners(grid.size(), 0);
+  for (size_t i = 0; i < 3; ++i)
+    for (const auto& run : grid) owners[run.index] += Shard{i, 3}.owns(run);
+  for (const int n : owners) EXPECT_EQ(n, 1);
+  EXPECT_THROW(Shard::parse("3/3"), std::invalid_argument);
+  EXPECT_THROW(Shard::parse("1"), std::invalid_argument);
+  EXPECT_EQ(Shard::parse("2/5").count, 5u);
+  // The same trace twice in one set would make two runs alike.
+  shape.traces[0][1] = shape.traces[0][0];
+  EXPECT_THROW(expand_grid(c, shape), std::invalid_argument);
+}
+
+TEST(KvScale, ArchitecturesAndScaling) {
+  EXPECT_EQ(*architecture_fp16_bytes_per_token("mistral-7b"), 131072);
+  EXPECT_EQ(*architecture_fp16_bytes_per_token("llama-70b"), 327680);
+  EXPECT_FALSE(architecture_fp16_bytes_per_token("nope"));
+  const auto profile = sim::synthetic_profile({});
+  const auto scaled = scale_kv(profile, 2.5);
+  EXPECT_DOUBLE_EQ(scaled.chunks[3].levels[1].bytes, 2.5 * profile.chunks[3].levels[1].bytes);
+  EXPECT_DOUBLE_EQ(scaled.chunks[3].levels[1].decode_s, 2.5 * profile.chunks[3].levels[1].decode_s);
+  EXPECT_EQ(scaled.chunks[3].levels[1].quality, profile.chunks[3].levels[1].quality);
+  EXPECT_EQ(scaled.chunks[3].text_bytes, profile.chunks[3].text_bytes);
+}
+
+}  // namespace
+}  // namespace kvstream::experiments
