@@ -202,6 +202,12 @@ std::vector<LoadedContextSet> load_context_sets(const ExperimentConfig& config, 
     loaded.provenance["context_set"] = set.name;
     for (const auto& profile : loaded.measured) {
       sim::ContextProfile simulated = profile;
+      if (set.extrapolate) {
+        simulated = extrapolate_context(profile, set.extrapolate->chunks, set.extrapolate->chunk_tokens);
+        loaded.provenance["extrapolated"] = {{"chunks", set.extrapolate->chunks},
+                                             {"chunk_tokens", set.extrapolate->chunk_tokens},
+                                             {"note", "measured per-token costs and quality laid out on a longer context"}};
+      }
       double kv_bytes_per_token = fp16_bytes_per_token.value_or(0);
       if (config.kv_scale) {
         const double factor = config.kv_scale->fp16_bytes_per_token / *fp16_bytes_per_token;

@@ -64,7 +64,7 @@ ModelContexts model_contexts(const JsonNode& node, const ModelContexts& base, bo
 // One entry of "contexts"; a list of "tokens" expands to one set per value, named <name>-T<tokens>.
 void parse_context_set(const JsonNode& node, std::vector<ContextSetConfig>& out) {
   node.only_keys({"name", "source", "model", "dataset", "count", "tokens", "chunk_tokens", "continuation_tokens",
-                  "stride_chars", "fallback", "chunks", "files", "fp16_bytes_per_token"});
+                  "stride_chars", "fallback", "extrapolate", "chunks", "files", "fp16_bytes_per_token"});
   ContextSetConfig set;
   set.name = name_of(node.at("name"));
   set.json_path = node.path();
@@ -86,6 +86,11 @@ void parse_context_set(const JsonNode& node, std::vector<ContextSetConfig>& out)
   }
   if (source != "model") node.at("source").fail("expected \"model\", \"synthetic\" or \"files\", got \"" + source + "\"");
   set.measured = model_contexts(node, {}, true);
+  if (node.has("extrapolate") && !node.at("extrapolate").value().is_null()) {
+    const JsonNode e = node.at("extrapolate");
+    e.only_keys({"chunks", "chunk_tokens"});
+    set.extrapolate = Extrapolation{int_at_least(e.at("chunks"), 1), e.at("chunk_tokens").integer_at_least(1)};
+  }
   std::vector<int> tokens;
   for (const auto& t : one_or_many(node.at("tokens"), false)) tokens.push_back(int_at_least(t, 1));
   const bool has_fallback = node.has("fallback") && !node.at("fallback").value().is_null();
@@ -109,9 +114,11 @@ TraceSetConfig parse_trace_set(const JsonNode& node) {
     set.name = set.inputs.front();
     return set;
   }
-  node.only_keys({"name", "inputs", "format", "scale"});
+  node.only_keys({"name", "inputs", "format", "scale", "fallback"});
   set.name = name_of(node.at("name"));
   set.inputs = strings(node.at("inputs"));
+  if (set.inputs.empty()) node.at("inputs").fail("expected at least one trace input");
+  if (node.has("fallback")) set.fallback = strings(node.at("fallback"));
   if (node.has("format")) set.format = node.at("format").string();
   if (node.has("scale")) {
     set.scale = node.at("scale").number();
@@ -294,6 +301,9 @@ nlohmann::json to_json(const ExperimentConfig& c) {
     if (set.source == ContextSource::kModel) {
       j.update(to_json(set.measured));
       j["fallback"] = set.fallback ? to_json(*set.fallback) : nlohmann::json(nullptr);
+      j["extrapolate"] = set.extrapolate ? nlohmann::json{{"chunks", set.extrapolate->chunks},
+                                                          {"chunk_tokens", set.extrapolate->chunk_tokens}}
+                                         : nlohmann::json(nullptr);
     } else if (set.source == ContextSource::kSynthetic) {
       j["chunks"] = set.synthetic_chunks;
       j["chunk_tokens"] = set.synthetic_chunk_tokens;
@@ -305,7 +315,8 @@ nlohmann::json to_json(const ExperimentConfig& c) {
   }
   nlohmann::json traces = nlohmann::json::array();
   for (const auto& t : c.trace_sets)
-    traces.push_back({{"name", t.name}, {"inputs", t.inputs}, {"format", t.format}, {"scale", t.scale}});
+    traces.push_back({{"name", t.name}, {"inputs", t.inputs}, {"format", t.format}, {"scale", t.scale},
+                      {"fallback", t.fallback}});
   nlohmann::json workload = {{"kind", c.workload.poisson ? "poisson" : "single"}};
   if (c.workload.poisson) {
     workload["rate_per_s"] = c.workload.rates_per_s;

@@ -30,11 +30,20 @@ struct ModelContexts {
   int64_t stride_chars = 20000;  // window i starts at character stride_chars * i
 };
 
+// A measured context's per-token costs laid out as a longer context: `chunks` chunks of
+// `chunk_tokens` tokens, each level at the bytes, encode and decode seconds per token and the quality
+// measured on the real context (the paper's ~9.6K-token contexts from a model whose window is short).
+struct Extrapolation {
+  int chunks = 0;
+  int64_t chunk_tokens = 0;
+};
+
 struct ContextSetConfig {
   std::string name;
   ContextSource source = ContextSource::kModel;
   ModelContexts measured;                  // kModel
   std::optional<ModelContexts> fallback;   // kModel
+  std::optional<Extrapolation> extrapolate;  // kModel: simulate the measured costs on a longer context
   int synthetic_chunks = 10;               // kSynthetic
   int64_t synthetic_chunk_tokens = 1500;   // kSynthetic
   std::vector<std::string> files;          // kFiles
@@ -60,6 +69,7 @@ struct DecodeConfig {
 struct TraceSetConfig {
   std::string name;
   std::vector<std::string> inputs;  // files, FILE#k, directories, globs, generator specs
+  std::vector<std::string> fallback;  // used instead when a data file of `inputs` is not found
   std::string format = "auto";
   double scale = 1;                 // capacity multiplier (cellular Mbps -> datacenter Gbps)
   std::string json_path;            // of this set in the config, for errors found when loading

@@ -14,6 +14,7 @@
 
 #include "atomic_file.h"
 #include "content_hash.h"
+#include "data_resolver.h"
 #include "context_sets.h"
 #include "figures.h"
 #include "json_reader.h"
@@ -53,24 +54,41 @@ std::string command_output(const std::string& command) {
 struct TraceSet {
   std::vector<std::shared_ptr<const traces::BandwidthTrace>> traces;
   std::vector<std::string> names;
+  bool fallback_used = false;
 };
 
-std::vector<TraceSet> load_trace_sets(const ExperimentConfig& config, const std::string& where) {
+// The traces of a set's `inputs` (`key`), every error naming the input's JSON path.
+std::vector<NamedTrace> collect_set(const TraceSetConfig& set, const std::string& key, const std::string& where) {
+  const auto& inputs = key == "inputs" ? set.inputs : set.fallback;
+  std::vector<NamedTrace> found;
+  for (size_t i = 0; i < inputs.size(); ++i) try {
+      collect_traces(inputs[i], traces::parse_trace_format(set.format), found);
+    } catch (const data::DataNotFound&) {
+      if (key == "inputs" && !set.fallback.empty()) throw;  // the caller falls back
+      throw std::runtime_error(where + ": " + set.json_path + "." + key + "[" + std::to_string(i) +
+                               "]: " + inputs[i] + " was not found in any data root");
+    } catch (const std::exception& e) {
+      throw std::runtime_error(where + ": " + set.json_path + "." + key + "[" + std::to_string(i) + "]: " + e.what());
+    }
+  return found;
+}
+
+std::vector<TraceSet> load_trace_sets(const ExperimentConfig& config, const std::string& where, std::ostream& log) {
   std::vector<TraceSet> sets;
   for (const auto& set : config.trace_sets) {
     TraceSet loaded;
-    for (size_t i = 0; i < set.inputs.size(); ++i) {
-      std::vector<NamedTrace> found;
-      try {
-        collect_traces(set.inputs[i], traces::parse_trace_format(set.format), found);
-      } catch (const std::exception& e) {
-        throw std::runtime_error(where + ": " + set.json_path + ".inputs[" + std::to_string(i) + "]: " + e.what());
-      }
-      for (auto& named : found) {
-        auto trace = set.scale == 1 ? std::move(named.trace) : traces::scale(named.trace, set.scale);
-        loaded.names.push_back(trace.name());
-        loaded.traces.push_back(std::make_shared<const traces::BandwidthTrace>(std::move(trace)));
-      }
+    std::vector<NamedTrace> found;
+    try {
+      found = collect_set(set, "inputs", where);
+    } catch (const data::DataNotFound&) {
+      log << "trace set " << set.name << ": its data files are not found; using its fallback generators" << std::endl;
+      found = collect_set(set, "fallback", where);
+      loaded.fallback_used = true;
+    }
+    for (auto& named : found) {
+      auto trace = set.scale == 1 ? std::move(named.trace) : traces::scale(named.trace, set.scale);
+      loaded.names.push_back(trace.name());
+      loaded.traces.push_back(std::make_shared<const traces::BandwidthTrace>(std::move(trace)));
     }
     if (config.workload.poisson)
       for (const auto& trace : loaded.traces)
@@ -235,7 +253,7 @@ RunnerReport run_experiment(const ExperimentConfig& config, const std::string& c
   // 1. Inputs, all loaded and checked before anything is written.
   const fs::path cache_dir = options.profile_cache.empty() ? ProfileCache::default_dir() : options.profile_cache;
   const auto contexts = load_context_sets(config, config_path, cache_dir, [&](const std::string& line) { log << line << std::endl; });
-  const auto trace_sets = load_trace_sets(config, config_path);
+  const auto trace_sets = load_trace_sets(config, config_path, log);
   std::vector<sim::HardwareProfile> hardware;
   nlohmann::json hardware_info = nlohmann::json::array();
   for (size_t h = 0; h < config.hardware.size(); ++h) {
@@ -267,7 +285,8 @@ RunnerReport run_experiment(const ExperimentConfig& config, const std::string& c
   for (size_t t = 0; t < trace_sets.size(); ++t) {
     shape.traces.push_back(trace_sets[t].names);
     traces_info.push_back({{"trace_set", config.trace_sets[t].name}, {"traces", trace_sets[t].names.size()},
-                           {"scale", config.trace_sets[t].scale}, {"inputs", config.trace_sets[t].inputs}});
+                           {"scale", config.trace_sets[t].scale}, {"inputs", config.trace_sets[t].inputs},
+                           {"fallback_used", trace_sets[t].fallback_used}});
   }
   const auto grid = expand_grid(config, shape);
 

@@ -49,7 +49,7 @@ std::vector<std::string> glob_matches(const std::string& pattern) {
     ::globfree(&found);
     if (!matches.empty()) return matches;  // glob(3) sorts them
   }
-  throw traces::TraceError("the pattern \"" + pattern + "\" matches no file (searched as given and under every data root)");
+  throw data::DataNotFound("the pattern \"" + pattern + "\" matches no file (searched as given and under every data root)");
 }
 
 }  // namespace

@@ -92,7 +92,8 @@ TEST(ExperimentConfig, TokenListsExpandAndTheResolvedFormReadsBack) {
   auto j = minimal();
   j["contexts"].push_back({{"name", "wiki"}, {"model", "smollm2"}, {"dataset", "text/wikitext2/wiki.test.raw"},
                            {"tokens", {1024, 2048}}, {"chunk_tokens", 256},
-                           {"fallback", {{"model", "stories260K"}, {"tokens", 384}}}});
+                           {"fallback", {{"model", "stories260K"}, {"tokens", 384}}},
+                           {"extrapolate", {{"chunks", 10}, {"chunk_tokens", 1500}}}});
   j["kv_scale"] = "llama-70b";
   j["hardware"] = "a40_mistral-7b";
   j["workload"] = {{"kind", "poisson"}, {"rate_per_s", {0.5, 1}}, {"requests", 20}};
@@ -105,6 +106,7 @@ TEST(ExperimentConfig, TokenListsExpandAndTheResolvedFormReadsBack) {
   EXPECT_EQ(c.context_sets[2].fallback->model, "stories260K");
   EXPECT_EQ(c.context_sets[2].fallback->tokens, 384);
   EXPECT_EQ(c.context_sets[2].fallback->chunk_tokens, 256);  // kept from the primary
+  EXPECT_EQ(c.context_sets[2].extrapolate->chunk_tokens, 1500);
   EXPECT_EQ(c.kv_scale->fp16_bytes_per_token, 327680);
   EXPECT_EQ(c.hardware, (std::vector<std::string>{"a40_mistral-7b"}));
   const auto resolved = to_json(c);
@@ -146,6 +148,24 @@ TEST(KvScale, ArchitecturesAndScaling) {
   EXPECT_DOUBLE_EQ(scaled.chunks[3].levels[1].decode_s, 2.5 * profile.chunks[3].levels[1].decode_s);
   EXPECT_EQ(scaled.chunks[3].levels[1].quality, profile.chunks[3].levels[1].quality);
   EXPECT_EQ(scaled.chunks[3].text_bytes, profile.chunks[3].text_bytes);
+}
+
+TEST(KvScale, ExtrapolationKeepsPerTokenCosts) {
+  sim::SyntheticProfileSpec spec;
+  spec.n_chunks = 3;
+  spec.chunk_tokens = 64;
+  auto measured = sim::synthetic_profile(spec);
+  measured.chunks[2].levels[0].quality = 0.5;  // token-weighted: (2 x 0.75 + 0.5) / 3
+  const auto long_context = extrapolate_context(measured, 10, 1500);
+  ASSERT_EQ(long_context.chunks.size(), 10u);
+  EXPECT_EQ(long_context.chunks[9].start_token, 9 * 1500);
+  EXPECT_EQ(long_context.chunk_tokens, 1500);
+  EXPECT_NEAR(long_context.chunks[4].levels[1].bytes, measured.chunks[0].levels[1].bytes / 64 * 1500, 1e-6);
+  EXPECT_NEAR(long_context.chunks[4].levels[1].decode_s, measured.chunks[0].levels[1].decode_s / 64 * 1500, 1e-12);
+  EXPECT_NEAR(long_context.chunks[0].levels[0].quality, (2 * 0.75 + 0.5) / 3, 1e-12);
+  EXPECT_NEAR(long_context.chunks[0].text_bytes, 4 * 1500, 1e-9);
+  EXPECT_FALSE(long_context.chunks[0].recompute_s);
+  EXPECT_NO_THROW(sim::context_profile_from_json(sim::to_json(long_context)));
 }
 
 }  // namespace
