@@ -49,9 +49,10 @@ Loaded load_set_model(const ContextSetConfig& set, const std::string& path, cons
     throw std::runtime_error(path + ".model: " + e.what());
   } catch (const std::runtime_error& e) {
     if (!set.fallback) throw std::runtime_error(path + ".model: " + e.what());
-    log("context set " + set.name + ": model " + set.measured.model + " is not available (" +
-        std::string(e.what()).substr(0, std::string(e.what()).find('\n')) + "); using the fallback " +
-        set.fallback->model);
+    std::string why = std::string(e.what()).substr(0, std::string(e.what()).find('\n'));
+    while (!why.empty() && (why.back() == ':' || why.back() == ' ')) why.pop_back();
+    log("context set " + set.name + ": model " + set.measured.model + " is not available (" + why +
+        "); using the fallback " + set.fallback->model);
   }
   try {
     return {load_model(set.fallback->model), *set.fallback, true};
@@ -69,7 +70,7 @@ std::vector<nlohmann::json> measured_level_rows(const std::string& set, const st
     double tokens = 0, bytes = 0, fp16 = 0, top1 = 0, ppl_ref = 0, ppl = 0, kl = 0, encode_s = 0, decode_s = 0;
     for (const auto& r : results) {
       const auto& m = r.at("levels").at(l);
-      tokens += static_cast<double>(sim::context_profile_from_json(r.at("profile")).context_tokens());
+      for (const auto& chunk : r.at("profile").at("chunks")) tokens += chunk.at("tokens").get<double>();
       bytes += m.at("bytes").get<double>();
       fp16 += m.at("fp16_bytes").get<double>();
       top1 += m.at("top1_agree").get<double>();
@@ -161,10 +162,28 @@ LoadedContextSet measure_set(const ExperimentConfig& config, const ContextSetCon
   return out;
 }
 
+// Every profile of a set must offer the same levels (policies and levels.csv treat them alike).
+void check_same_levels(const std::vector<sim::ContextProfile>& profiles, const std::vector<std::string>& files,
+                       const std::string& path) {
+  for (size_t i = 1; i < profiles.size(); ++i) {
+    bool same = profiles[i].levels.size() == profiles[0].levels.size();
+    for (size_t l = 0; same && l < profiles[i].levels.size(); ++l)
+      same = profiles[i].levels[l].name == profiles[0].levels[l].name;
+    if (!same)
+      throw std::runtime_error(path + ".files[" + std::to_string(i) + "]: " + files[i] + " has other levels than " +
+                               files[0] + "; a context set's profiles must share one ladder");
+  }
+}
+
 }  // namespace
 
 std::vector<LoadedContextSet> load_context_sets(const ExperimentConfig& config, const std::string& where,
                                                 const std::filesystem::path& cache_dir, const ProgressLog& log) {
+  try {
+    profile_levels(ProfilingOptions{1, config.codecs, config.levels});
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(where + ": $.codecs / $.levels: " + e.what());
+  }
   const ProfileCache cache(cache_dir);
   std::vector<LoadedContextSet> sets;
   for (size_t i = 0; i < config.context_sets.size(); ++i) {
@@ -194,6 +213,7 @@ std::vector<LoadedContextSet> load_context_sets(const ExperimentConfig& config, 
           throw std::runtime_error(path + ".files: " + e.what());
         }
       }
+      check_same_levels(loaded.measured, set.files, path);
       fp16_bytes_per_token = set.fp16_bytes_per_token;
       loaded.level_rows = profile_level_rows(set.name, loaded.measured, fp16_bytes_per_token);
       loaded.provenance = {{"files", set.files}};

@@ -4,6 +4,7 @@
 #include <regex>
 
 #include "codec.h"
+#include "trace_readers.h"
 #include "json_reader.h"
 #include "kv_scale.h"
 #include "policy.h"
@@ -63,13 +64,12 @@ ModelContexts model_contexts(const JsonNode& node, const ModelContexts& base, bo
 
 // One entry of "contexts"; a list of "tokens" expands to one set per value, named <name>-T<tokens>.
 void parse_context_set(const JsonNode& node, std::vector<ContextSetConfig>& out) {
-  node.only_keys({"name", "source", "model", "dataset", "count", "tokens", "chunk_tokens", "continuation_tokens",
-                  "stride_chars", "fallback", "extrapolate", "chunks", "files", "fp16_bytes_per_token"});
   ContextSetConfig set;
   set.name = name_of(node.at("name"));
   set.json_path = node.path();
   const std::string source = node.has("source") ? node.at("source").string() : "model";
   if (source == "synthetic") {
+    node.only_keys({"name", "source", "chunks", "chunk_tokens"});
     set.source = ContextSource::kSynthetic;
     if (node.has("chunks")) set.synthetic_chunks = int_at_least(node.at("chunks"), 1);
     if (node.has("chunk_tokens")) set.synthetic_chunk_tokens = node.at("chunk_tokens").integer_at_least(1);
@@ -77,6 +77,7 @@ void parse_context_set(const JsonNode& node, std::vector<ContextSetConfig>& out)
     return;
   }
   if (source == "files") {
+    node.only_keys({"name", "source", "files", "fp16_bytes_per_token"});
     set.source = ContextSource::kFiles;
     set.files = strings(node.at("files"));
     if (set.files.empty()) node.at("files").fail("expected at least one profile file");
@@ -85,6 +86,8 @@ void parse_context_set(const JsonNode& node, std::vector<ContextSetConfig>& out)
     return;
   }
   if (source != "model") node.at("source").fail("expected \"model\", \"synthetic\" or \"files\", got \"" + source + "\"");
+  node.only_keys({"name", "source", "model", "dataset", "count", "tokens", "chunk_tokens", "continuation_tokens",
+                  "stride_chars", "fallback", "extrapolate"});
   set.measured = model_contexts(node, {}, true);
   if (node.has("extrapolate") && !node.at("extrapolate").value().is_null()) {
     const JsonNode e = node.at("extrapolate");
@@ -94,9 +97,13 @@ void parse_context_set(const JsonNode& node, std::vector<ContextSetConfig>& out)
   std::vector<int> tokens;
   for (const auto& t : one_or_many(node.at("tokens"), false)) tokens.push_back(int_at_least(t, 1));
   const bool has_fallback = node.has("fallback") && !node.at("fallback").value().is_null();
-  if (has_fallback)
+  if (has_fallback) {
     node.at("fallback").only_keys({"model", "dataset", "count", "tokens", "chunk_tokens", "continuation_tokens",
                                    "stride_chars"});
+    if (tokens.size() > 1 && node.at("fallback").has("tokens"))
+      node.at("fallback").at("tokens").fail("a fallback with its own tokens would make every set of the tokens list "
+                                            "the same when it is used; give the sweep's sets separately");
+  }
   for (const int t : tokens) {
     ContextSetConfig expanded = set;
     if (tokens.size() > 1) expanded.name += "-T" + std::to_string(t);
@@ -112,14 +119,23 @@ TraceSetConfig parse_trace_set(const JsonNode& node) {
   if (node.value().is_string()) {  // shorthand: one input, named after it
     set.inputs = {node.string()};
     set.name = set.inputs.front();
+    if (set.name.empty()) node.fail("expected a trace input, got \"\"");
     return set;
   }
   node.only_keys({"name", "inputs", "format", "scale", "fallback"});
-  set.name = name_of(node.at("name"));
+  set.name = node.at("name").string();  // a label only (shorthand sets are named after their input)
+  if (set.name.empty()) node.at("name").fail("expected a non-empty name");
   set.inputs = strings(node.at("inputs"));
   if (set.inputs.empty()) node.at("inputs").fail("expected at least one trace input");
   if (node.has("fallback")) set.fallback = strings(node.at("fallback"));
-  if (node.has("format")) set.format = node.at("format").string();
+  if (node.has("format")) {
+    set.format = node.at("format").string();
+    try {
+      traces::parse_trace_format(set.format);
+    } catch (const std::exception& e) {
+      node.at("format").fail(e.what());
+    }
+  }
   if (node.has("scale")) {
     set.scale = node.at("scale").number();
     if (!(set.scale > 0)) node.at("scale").fail("expected a number > 0, got " + node.at("scale").value().dump());
@@ -211,7 +227,11 @@ ExperimentConfig parse_experiment_config(const nlohmann::json& json, const std::
   ExperimentConfig c;
   c.name = name_of(root.at("name"));
   if (root.has("description")) c.description = root.at("description").string();
-  if (root.has("seed")) c.seed = static_cast<uint64_t>(root.at("seed").integer_at_least(0));
+  if (root.has("seed")) {
+    const JsonNode seed = root.at("seed");
+    if (!seed.value().is_number_unsigned()) seed.fail("expected an integer in [0, 2^64), got " + seed.value().dump());
+    c.seed = seed.value().get<uint64_t>();
+  }
 
   const JsonNode contexts = root.at("contexts");
   if (contexts.size() == 0) contexts.fail("expected at least one context set");
@@ -223,9 +243,7 @@ ExperimentConfig parse_experiment_config(const nlohmann::json& json, const std::
 
   if (root.has("codecs")) {
     c.codecs.clear();
-    const JsonNode codecs = root.at("codecs");
-    for (size_t i = 0; i < codecs.size(); ++i) {
-      const JsonNode node = codecs.at(i);
+    for (const JsonNode& node : one_or_many(root.at("codecs"))) {
       try {
         codec::make_codec(node.string());
       } catch (const std::invalid_argument& e) {
@@ -233,32 +251,30 @@ ExperimentConfig parse_experiment_config(const nlohmann::json& json, const std::
       }
       c.codecs.push_back(node.string());
     }
-    if (c.codecs.empty()) codecs.fail("expected at least one codec");
+    if (c.codecs.empty()) root.at("codecs").fail("expected at least one codec");
   }
   if (root.has("levels"))
     for (const auto& level : one_or_many(root.at("levels"))) c.levels.push_back(int_at_least(level, 1));
   if (root.has("kv_scale")) c.kv_scale = parse_kv_scale(root.at("kv_scale"));
   if (root.has("decode")) c.decode = parse_decode(root.at("decode"));
 
-  if (root.has("policies")) {
-    const JsonNode policies = root.at("policies");
-    for (size_t i = 0; i < policies.size(); ++i) {
-      check_policy(policies.at(i));
-      c.policies.push_back(policies.at(i).string());
+  if (root.has("policies"))
+    for (const JsonNode& policy : one_or_many(root.at("policies"))) {
+      check_policy(policy);
+      c.policies.push_back(policy.string());
     }
-  }
-  const bool simulates = !c.policies.empty();
-  if (simulates) {
+  const bool simulates = !c.policies.empty();  // a config without policies only profiles
+  if (simulates || root.has("traces")) {
     const JsonNode traces = root.at("traces");
-    if (traces.size() == 0) traces.fail("expected at least one trace set");
+    if (traces.size() == 0 && simulates) traces.fail("expected at least one trace set");
     for (size_t i = 0; i < traces.size(); ++i) c.trace_sets.push_back(parse_trace_set(traces.at(i)));
     for (size_t i = 0; i < c.trace_sets.size(); ++i)
       for (size_t j = 0; j < i; ++j)
         if (c.trace_sets[i].name == c.trace_sets[j].name)
           traces.fail("two trace sets are named \"" + c.trace_sets[i].name + "\"");
   }
-  if (simulates)
-    for (const auto& slo : one_or_many(root.at("slo_s"), false)) {
+  if (simulates || root.has("slo_s"))
+    for (const auto& slo : one_or_many(root.at("slo_s"), !simulates)) {
       c.slos_s.push_back(slo.number());
       if (!(c.slos_s.back() > 0)) slo.fail("expected an SLO > 0 seconds, got " + slo.value().dump());
     }

@@ -63,10 +63,10 @@ std::vector<NamedTrace> collect_set(const TraceSetConfig& set, const std::string
   std::vector<NamedTrace> found;
   for (size_t i = 0; i < inputs.size(); ++i) try {
       collect_traces(inputs[i], traces::parse_trace_format(set.format), found);
-    } catch (const data::DataNotFound&) {
-      if (key == "inputs" && !set.fallback.empty()) throw;  // the caller falls back
-      throw std::runtime_error(where + ": " + set.json_path + "." + key + "[" + std::to_string(i) +
-                               "]: " + inputs[i] + " was not found in any data root");
+    } catch (const data::DataNotFound& e) {
+      const std::string message = where + ": " + set.json_path + "." + key + "[" + std::to_string(i) + "]: " + e.what();
+      if (key == "inputs" && !set.fallback.empty()) throw data::DataNotFound(message);  // the caller falls back
+      throw std::runtime_error(message);
     } catch (const std::exception& e) {
       throw std::runtime_error(where + ": " + set.json_path + "." + key + "[" + std::to_string(i) + "]: " + e.what());
     }
@@ -80,8 +80,10 @@ std::vector<TraceSet> load_trace_sets(const ExperimentConfig& config, const std:
     std::vector<NamedTrace> found;
     try {
       found = collect_set(set, "inputs", where);
-    } catch (const data::DataNotFound&) {
-      log << "trace set " << set.name << ": its data files are not found; using its fallback generators" << std::endl;
+    } catch (const data::DataNotFound& e) {
+      const std::string why = e.what();
+      log << "trace set " << set.name << ": " << why.substr(0, why.find('\n'))
+          << "; using its fallback: " << nlohmann::json(set.fallback).dump() << std::endl;
       found = collect_set(set, "fallback", where);
       loaded.fallback_used = true;
     }
@@ -101,15 +103,67 @@ std::vector<TraceSet> load_trace_sets(const ExperimentConfig& config, const std:
   return sets;
 }
 
-// Every policy must be buildable on every context set (its ladder levels exist, its options are known).
-void check_policies(const ExperimentConfig& config, const std::string& where, const std::vector<LoadedContextSet>& sets) {
-  for (size_t p = 0; p < config.policies.size(); ++p)
-    for (size_t s = 0; s < sets.size(); ++s) try {
+// The simulator's knobs for one SLO of the config.
+sim::SimConfig sim_config(const ExperimentConfig& c, double slo_s) {
+  sim::SimConfig sc;
+  sc.slo_s = slo_s;
+  sc.pipelining = c.sim.pipelining && !c.sim.artifact_timing;
+  sc.overlap_decode_prefill = !c.sim.shared_gpu;
+  sc.decode_costs_time = !c.sim.artifact_timing;
+  if (c.sim.artifact_timing) sc.fixed_recompute_s = 0.2;  // the artifact's chunk_delay (CACHEGEN.md §11.2)
+  sc.query_tokens = c.sim.query_tokens;
+  sc.request_rtt_s = c.sim.request_rtt_ms / 1e3;
+  sc.chunk_rtt_s = c.sim.chunk_rtt_ms / 1e3;
+  return sc;
+}
+
+// Whether a policy spec may choose text (recompute) for a chunk.
+bool may_recompute(const std::string& policy) {
+  const auto spec = sim::PolicySpec::parse(policy);
+  if (spec.name == "text") return true;
+  const bool adaptive = spec.name == "cachegen" || spec.name == "cachegen-artifact" || spec.name == "mpc" ||
+                        spec.name == "oracle-dp";
+  return adaptive && spec.get("text", "1") != "0";
+}
+
+// What would fail in the middle of the runs, found before the first: every policy must be buildable
+// on every context set (its ladder exists, its options are known), the query needs a prefill cost,
+// and a policy that may recompute text needs a recompute cost (a hardware profile or measured times).
+void check_runnable(const ExperimentConfig& config, const std::string& where, const std::vector<LoadedContextSet>& sets,
+                    const std::vector<sim::HardwareProfile>& hardware) {
+  const sim::SimConfig sc = sim_config(config, 1.0);
+  for (size_t s = 0; s < sets.size(); ++s) {
+    const std::string set = " (context set " + config.context_sets[s].name + ")";
+    for (size_t p = 0; p < config.policies.size(); ++p) try {
         sim::make_policy(config.policies[p], sets[s].simulated.front());
       } catch (const std::exception& e) {
-        throw std::runtime_error(where + ": $.policies[" + std::to_string(p) + "]: " + e.what() + " (context set " +
-                                 config.context_sets[s].name + ")");
+        throw std::runtime_error(where + ": $.policies[" + std::to_string(p) + "]: " + e.what() + set);
       }
+    for (size_t h = 0; h < std::max<size_t>(1, hardware.size()); ++h) {
+      std::optional<sim::HardwareProfile> hw;
+      if (!hardware.empty()) hw = hardware[h];
+      for (const auto& profile : sets[s].simulated) {
+        std::optional<sim::CostModel> costs;
+        try {
+          costs.emplace(profile, sc, hw);
+        } catch (const std::exception& e) {
+          throw std::runtime_error(where + ": $.sim.query_tokens: " + e.what() + set);
+        }
+        bool text_costed = true;
+        for (size_t c = 0; c < costs->chunks(); ++c) try {
+            costs->recompute_s(c);
+          } catch (const std::exception&) {
+            text_costed = false;
+          }
+        if (text_costed) continue;
+        for (size_t p = 0; p < config.policies.size(); ++p)
+          if (may_recompute(config.policies[p]))
+            throw std::runtime_error(where + ": $.policies[" + std::to_string(p) + "]: " + config.policies[p] +
+                                     " may recompute text, but context " + profile.name + set +
+                                     " has no recompute time: give a hardware profile ($.hardware), or text=0");
+      }
+    }
+  }
 }
 
 // The trace offset of repetition r > 0 of a single-request run: a seeded uniform point of the
@@ -139,14 +193,7 @@ nlohmann::json execute(const Inputs& in, const RunSpec& run) {
   if (run.hardware) sim_in.hardware = in.hardware[*run.hardware];
   sim_in.policy = c.policies[run.policy];
   auto& sc = sim_in.config;
-  sc.slo_s = c.slos_s[run.slo];
-  sc.pipelining = c.sim.pipelining && !c.sim.artifact_timing;
-  sc.overlap_decode_prefill = !c.sim.shared_gpu;
-  sc.decode_costs_time = !c.sim.artifact_timing;
-  if (c.sim.artifact_timing) sc.fixed_recompute_s = 0.2;  // the artifact's chunk_delay (CACHEGEN.md §11.2)
-  sc.query_tokens = c.sim.query_tokens;
-  sc.request_rtt_s = c.sim.request_rtt_ms / 1e3;
-  sc.chunk_rtt_s = c.sim.chunk_rtt_ms / 1e3;
+  sc = sim_config(c, c.slos_s[run.slo]);
   const auto& profiles = in.contexts[run.context_set].simulated;
   if (run.context) {
     sim_in.contexts = {profiles[*run.context]};
@@ -197,21 +244,36 @@ void write_json(const fs::path& path, const nlohmann::json& json) {
   codec::write_file_atomically(path, [&](std::ostream& out) { out << json.dump(1) << "\n"; });
 }
 
-// The result directory may hold results only of this very config and shard (then only with --resume).
-void check_out_dir(const fs::path& out, const nlohmann::json& resolved, const Shard& shard, bool resume) {
+// What a session compares with the results already in its directory: the same resolved config
+// (read back through the parser, so defaults added by a newer build do not matter), shard and
+// profiles. Results of anything else are never mixed in; --overwrite replaces them instead.
+void check_out_dir(const fs::path& out, const nlohmann::json& resolved, const RunnerOptions& options) {
   std::error_code ec;
+  if (options.overwrite || !fs::exists(out / "config.json", ec)) return;  // --overwrite removes them once inputs load
+  const auto earlier = to_json(parse_experiment_config(sim::read_json_file((out / "config.json").string()),
+                                                       (out / "config.json").string()));
   const bool has_runs = fs::exists(out / "runs.jsonl", ec) && fs::file_size(out / "runs.jsonl", ec) > 0;
+  if (earlier != resolved)
+    throw std::runtime_error(out.string() + " holds results of another config (its config.json differs): choose "
+                             "another --out, or pass --overwrite to replace them");
   if (!has_runs) return;
-  if (!resume)
-    throw std::runtime_error(out.string() + " already holds results (runs.jsonl); pass --resume to continue them, or "
-                             "choose another --out");
-  if (sim::read_json_file((out / "config.json").string()) != resolved)
-    throw std::runtime_error(out.string() + "/config.json is not this config: --resume continues only the same "
-                             "experiment; choose another --out");
+  if (!options.resume)
+    throw std::runtime_error(out.string() + " already holds results (runs.jsonl); pass --resume to continue them, "
+                             "--overwrite to replace them, or choose another --out");
   const auto manifest = sim::read_json_file((out / "manifest.json").string());
-  if (manifest.value("shard", std::string("0/1")) != shard.to_string())
+  if (manifest.value("shard", std::string("0/1")) != options.shard.to_string())
     throw std::runtime_error(out.string() + " holds shard " + manifest.value("shard", std::string("0/1")) +
-                             ", not " + shard.to_string());
+                             ", not " + options.shard.to_string());
+}
+
+void check_profiles_match(const fs::path& out, const std::string& profiles_hash, const RunnerOptions& options) {
+  std::error_code ec;
+  if (options.overwrite || !fs::exists(out / "runs.jsonl", ec) || fs::file_size(out / "runs.jsonl", ec) == 0) return;
+  const auto manifest = sim::read_json_file((out / "manifest.json").string());
+  if (manifest.value("profiles_hash", std::string()) != profiles_hash)
+    throw std::runtime_error(out.string() + " was run on other context profiles (manifest profiles_hash " +
+                             manifest.value("profiles_hash", std::string("?")) + ", now " + profiles_hash +
+                             "): a different or cleared --profile-cache? Resuming would mix measurements");
 }
 
 }  // namespace
@@ -248,11 +310,9 @@ RunnerReport run_experiment(const ExperimentConfig& config, const std::string& c
   report.out_dir = options.out_dir.empty() ? fs::path("results") / config.name : options.out_dir;
   const fs::path& out = report.out_dir;
   const nlohmann::json resolved = to_json(config);
-  check_out_dir(out, resolved, options.shard, options.resume);
+  check_out_dir(out, resolved, options);
 
-  // 1. Inputs, all loaded and checked before anything is written.
-  const fs::path cache_dir = options.profile_cache.empty() ? ProfileCache::default_dir() : options.profile_cache;
-  const auto contexts = load_context_sets(config, config_path, cache_dir, [&](const std::string& line) { log << line << std::endl; });
+  // 1. Inputs, all loaded and checked before anything is written: the cheap ones first.
   const auto trace_sets = load_trace_sets(config, config_path, log);
   std::vector<sim::HardwareProfile> hardware;
   nlohmann::json hardware_info = nlohmann::json::array();
@@ -266,7 +326,25 @@ RunnerReport run_experiment(const ExperimentConfig& config, const std::string& c
       throw std::runtime_error(config_path + ": $.hardware[" + std::to_string(h) + "]: " + e.what());
     }
   }
-  check_policies(config, config_path, contexts);
+  const fs::path cache_dir = options.profile_cache.empty() ? ProfileCache::default_dir() : options.profile_cache;
+  const auto contexts = load_context_sets(config, config_path, cache_dir, [&](const std::string& line) { log << line << std::endl; });
+  check_runnable(config, config_path, contexts, hardware);
+  std::string profile_texts;
+  for (const auto& set : contexts)
+    for (const auto& profile : set.measured) profile_texts += sim::to_json(profile).dump();
+  const std::string profiles_hash = content_hash(profile_texts);
+  check_profiles_match(out, profiles_hash, options);
+  if (config.kv_scale && hardware.empty() && !config.policies.empty())
+    log << "warning: KV bytes are scaled to " << config.kv_scale->name << " but no hardware profile is given: text "
+        << "recompute costs the profiled model's measured time, not " << config.kv_scale->name << "'s" << std::endl;
+  if (config.repetitions > 1 && !config.workload.poisson)
+    for (const auto& set : trace_sets)
+      for (const auto& trace : set.traces)
+        if (trace->chunk_indexed()) {
+          log << "warning: repetitions of a single request on chunk-indexed traces (" << trace->name()
+              << ") are identical: their rates are per chunk, not per second" << std::endl;
+          break;
+        }
 
   GridShape shape;
   std::vector<nlohmann::json> level_rows;
@@ -288,8 +366,16 @@ RunnerReport run_experiment(const ExperimentConfig& config, const std::string& c
                            {"scale", config.trace_sets[t].scale}, {"inputs", config.trace_sets[t].inputs},
                            {"fallback_used", trace_sets[t].fallback_used}});
   }
-  const auto grid = expand_grid(config, shape);
+  std::vector<RunSpec> grid;
+  try {
+    grid = expand_grid(config, shape);
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(config_path + ": " + e.what());
+  }
 
+  if (options.overwrite)
+    for (const char* file : {"runs.jsonl", "summary.csv", "levels.csv", "manifest.json", "config.json", "profiles", "figures"})
+      fs::remove_all(out / file);
   fs::create_directories(out);
   write_json(out / "config.json", resolved);
   write_levels_csv(out / "levels.csv", level_rows);
@@ -321,6 +407,13 @@ RunnerReport run_experiment(const ExperimentConfig& config, const std::string& c
                              {"shard_runs", report.shard_runs}, {"build", build_and_host_info()},
                              {"profile_cache", cache_dir.string()}, {"context_sets", provenance},
                              {"hardware_profiles", hardware_info}, {"trace_sets", traces_info}};
+  manifest["profiles_hash"] = profiles_hash;
+  if (options.profiles_only) {  // a directory that already holds runs keeps its manifest
+    if (!lines.empty()) return report;
+    manifest.update({{"state", "profiled"}, {"sessions", nlohmann::json::array()}});
+    write_json(out / "manifest.json", manifest);
+    return report;
+  }
   std::error_code ec;
   if (fs::exists(out / "manifest.json", ec) && options.resume)
     manifest["sessions"] = sim::read_json_file((out / "manifest.json").string()).value("sessions", nlohmann::json::array());
@@ -328,9 +421,8 @@ RunnerReport run_experiment(const ExperimentConfig& config, const std::string& c
     manifest["sessions"] = nlohmann::json::array();
   manifest["sessions"].push_back({{"started_at", utc_now()}, {"jobs", options.jobs}, {"resumed_runs", report.resumed_runs},
                                   {"host", manifest["build"]["host"]}});
-  manifest["state"] = options.profiles_only ? "profiled" : "running";
+  manifest["state"] = "running";  // until the last run: an interrupted session leaves it so
   write_json(out / "manifest.json", manifest);
-  if (options.profiles_only) return report;
 
   // 3. The runs.
   log << config.name << ": " << grid.size() << " runs in the grid, " << report.shard_runs << " in shard "

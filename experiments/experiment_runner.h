@@ -21,6 +21,7 @@ struct RunnerOptions {
   std::filesystem::path out_dir;        // empty: results/<name>
   int jobs = 1;
   bool resume = false;
+  bool overwrite = false;               // replace the results in out_dir (the files the runner writes)
   Shard shard;
   std::filesystem::path profile_cache;  // empty: ProfileCache::default_dir()
   bool profiles_only = false;           // stop after the profiling stage (fills the cache)
@@ -37,7 +38,7 @@ struct RunnerReport {
 };
 
 // Progress and notes go to `log`. Throws on bad inputs (with the config's JSON path), on results
-// in out_dir from another config, and on existing results without `resume`.
+// in out_dir from another config, and on existing results without `resume` or `overwrite`.
 RunnerReport run_experiment(const ExperimentConfig& config, const std::string& config_path, const RunnerOptions& options,
                             std::ostream& log);
 

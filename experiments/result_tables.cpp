@@ -116,17 +116,34 @@ void write_levels_csv(const std::filesystem::path& path, const std::vector<nlohm
 }
 
 void print_summary_table(std::ostream& out, const std::vector<SummaryRow>& rows) {
-  char line[256];
-  std::snprintf(line, sizeof line, "%-28s %7s %-22s %9s %9s %9s %7s %10s %8s\n", "policy", "SLO s", "trace set",
-                "TTFT mean", "p50", "p95", "viol %", "MB", "quality");
+  // Context set, hardware and rate columns only when the sweep varies them.
+  const auto varies = [&](const char* key) {
+    for (const auto& row : rows)
+      if (row.group.at(key) != rows.front().group.at(key)) return true;
+    return false;
+  };
+  const bool sets = varies("context_set"), hardware = varies("hardware"), rates = varies("rate_per_s");
+  const auto text = [](const nlohmann::json& value) { return value.is_string() ? value.get<std::string>() : value.dump(); };
+  char line[320];
+  std::snprintf(line, sizeof line, "%-26s %6s %-16s%s%s%s %9s %9s %9s %6s %9s %7s\n", "policy", "SLO s", "trace set",
+                sets ? " context set     " : "", hardware ? " hardware        " : "", rates ? "   rate/s" : "",
+                "TTFT mean", "p50", "p95", "viol%", "MB", "quality");
   out << line;
   for (const auto& row : rows) {
     const auto& s = row.summary;
-    const std::string trace_set = row.group.at("trace_set").get<std::string>();
-    std::snprintf(line, sizeof line, "%-28.28s %7.3g %-22.22s %9.4f %9.4f %9.4f %7.1f %10.2f %8.4f\n",
-                  row.group.at("policy").get<std::string>().c_str(), row.group.at("slo_s").get<double>(),
-                  trace_set.c_str(), s.completed ? s.mean_ttft_s : NAN, s.completed ? s.p50_ttft_s : NAN,
-                  s.completed ? s.p95_ttft_s : NAN, 100 * s.slo_violation_rate, s.mean_bytes / 1e6, s.mean_quality);
+    const auto cell = [](bool shown, const std::string& value) {
+      char c[40];
+      std::snprintf(c, sizeof c, " %-16.16s", value.c_str());
+      return shown ? std::string(c) : std::string();
+    };
+    char rate[16] = "";
+    if (rates) std::snprintf(rate, sizeof rate, " %8.3g", row.group.at("rate_per_s").is_null() ? NAN : row.group.at("rate_per_s").get<double>());
+    std::snprintf(line, sizeof line, "%-26.26s %6.3g %-16.16s%s%s%s %9.4f %9.4f %9.4f %6.1f %9.2f %7.4f\n",
+                  text(row.group.at("policy")).c_str(), row.group.at("slo_s").get<double>(),
+                  text(row.group.at("trace_set")).c_str(), cell(sets, text(row.group.at("context_set"))).c_str(),
+                  cell(hardware, text(row.group.at("hardware"))).c_str(), rate, s.completed ? s.mean_ttft_s : NAN,
+                  s.completed ? s.p50_ttft_s : NAN, s.completed ? s.p95_ttft_s : NAN, 100 * s.slo_violation_rate,
+                  s.mean_bytes / 1e6, s.mean_quality);
     out << line;
   }
 }

@@ -34,7 +34,7 @@ MergeReport merge_results(const std::vector<fs::path>& dirs, const fs::path& out
   if (fs::exists(out / "runs.jsonl", ec) && fs::file_size(out / "runs.jsonl", ec) > 0)
     throw std::runtime_error(out.string() + " already holds results; merge into a new directory");
   const nlohmann::json config = sim::read_json_file((dirs.front() / "config.json").string());
-  const std::string levels = file_text(dirs.front() / "levels.csv");
+  const std::string levels = file_text(dirs.front() / "levels.csv");  // equal in every shard: same profiles_hash
   std::map<std::string, nlohmann::json> runs;       // id -> record
   std::map<std::string, std::string> found_in;      // id -> directory
   nlohmann::json merged_from = nlohmann::json::array();
@@ -50,13 +50,19 @@ MergeReport merge_results(const std::vector<fs::path>& dirs, const fs::path& out
     if (state != "complete")
       throw std::runtime_error(dir.string() + " is not finished (state \"" + state +
                                "\"): run it again with --resume first");
-    grid_runs = shard_manifest.at("grid_runs").get<size_t>();
-    if (manifest.is_null()) manifest = shard_manifest;
+    if (manifest.is_null()) {
+      manifest = shard_manifest;
+      grid_runs = shard_manifest.at("grid_runs").get<size_t>();
+    }
+    for (const char* key : {"grid_runs", "profiles_hash"})
+      if (shard_manifest.value(key, nlohmann::json()) != manifest.value(key, nlohmann::json()))
+        throw std::runtime_error(dir.string() + "/manifest.json: " + key + " " + shard_manifest.value(key, nlohmann::json()).dump() +
+                                 " differs from " + dirs.front().string() + "'s " + manifest.value(key, nlohmann::json()).dump() +
+                                 (std::string(key) == "profiles_hash"
+                                      ? ": the shards ran on different context profiles (share one --profile-cache)"
+                                      : ": not shards of one grid"));
     merged_from.push_back({{"dir", dir.string()}, {"shard", shard_manifest.at("shard")},
                            {"sessions", shard_manifest.at("sessions")}});
-    if (file_text(dir / "levels.csv") != levels)
-      log << "warning: " << (dir / "levels.csv").string() << " differs from " << (dirs.front() / "levels.csv").string()
-          << " (profiles measured on different machines? share --profile-cache); keeping the first" << std::endl;
     for (auto& line : read_run_log(dir / "runs.jsonl")) {
       const std::string id = line.at("id").get<std::string>();
       const auto [it, inserted] = runs.emplace(id, line);

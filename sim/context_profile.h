@@ -17,7 +17,9 @@ namespace kvstream::sim {
 
 struct LevelInfo {
   std::string name;   // unique within the profile, e.g. "cachegen:2", "quant:bits=8"
-  std::string codec;  // codec family, e.g. "cachegen", "quant"; policies pick ladders by it
+  // The codec spec the level belongs to, e.g. "cachegen", "cachegen:delta", "quant:bits=8" (the
+  // synthetic profile says "quant"); policies pick ladders by it.
+  std::string codec;
 };
 
 struct LevelCost {

@@ -44,10 +44,16 @@ Summary summarize(const std::vector<RequestResult>& results) {
 }
 
 nlohmann::json to_json(const Summary& s) {
-  return {{"requests", s.requests},         {"completed", s.completed},
-          {"mean_ttft_s", s.mean_ttft_s},   {"p50_ttft_s", s.p50_ttft_s},
-          {"p95_ttft_s", s.p95_ttft_s},     {"slo_violation_rate", s.slo_violation_rate},
-          {"mean_bytes", s.mean_bytes},     {"mean_quality", s.mean_quality}};
+  // Over completed requests only: null when none completed.
+  const auto completed_only = [&](double x) { return s.completed ? nlohmann::json(x) : nlohmann::json(nullptr); };
+  return {{"requests", s.requests},
+          {"completed", s.completed},
+          {"mean_ttft_s", completed_only(s.mean_ttft_s)},
+          {"p50_ttft_s", completed_only(s.p50_ttft_s)},
+          {"p95_ttft_s", completed_only(s.p95_ttft_s)},
+          {"slo_violation_rate", s.slo_violation_rate},
+          {"mean_bytes", s.mean_bytes},
+          {"mean_quality", completed_only(s.mean_quality)}};
 }
 
 }  // namespace kvstream::sim

@@ -1,6 +1,7 @@
 // `kvstream run CONFIG.json`: an experiment sweep (experiments/SCHEMA.md) into results/<name>/.
 #include <unistd.h>
 
+#include <filesystem>
 #include <iostream>
 
 #include "command.h"
@@ -14,13 +15,14 @@ Command run_command() {
           [](const std::vector<std::string>& args) {
             std::string config_path, out, shard, cache;
             int jobs = 1;
-            bool resume = false, profiles_only = false, no_figures = false;
+            bool resume = false, overwrite = false, profiles_only = false, no_figures = false;
             po::options_description options("options");
             options.add_options()
               ("config", po::value(&config_path)->required(), "experiment config JSON (experiments/SCHEMA.md)")
               ("out", po::value(&out), "result directory (default results/<name>)")
               ("jobs,j", po::value(&jobs)->default_value(1), "simulation threads")
               ("resume", po::bool_switch(&resume), "continue an interrupted run in --out: finished runs are kept, none repeated")
+              ("overwrite", po::bool_switch(&overwrite), "replace the results in --out instead of refusing to touch them")
               ("shard", po::value(&shard)->default_value("0/1"), "run only shard i of N (runs with index mod N = i), 0 <= i < N")
               ("profile-cache", po::value(&cache), "context-profile cache directory (default $KVSTREAM_PROFILE_CACHE or ~/.cache/kvstream/profiles)")
               ("profiles-only", po::bool_switch(&profiles_only), "stop after profiling the contexts (fills the cache for shards)")
@@ -29,7 +31,7 @@ Command run_command() {
             positional.add("config", 1);
             po::variables_map vm;
             if (!parse_or_help(args,
-                               "usage: kvstream run CONFIG.json [--out DIR] [--jobs N] [--resume] [--shard i/N]\n"
+                               "usage: kvstream run CONFIG.json [--out DIR] [--jobs N] [--resume | --overwrite] [--shard i/N]\n"
                                "                    [--profile-cache DIR] [--profiles-only] [--no-figures]\n\n"
                                "Profiles the config's contexts (cached), expands its grid of traces x policies x SLOs x\n"
                                "hardware x workloads x repetitions, runs it, and writes DIR/config.json, manifest.json,\n"
@@ -39,10 +41,12 @@ Command run_command() {
                                options, vm, &positional))
               return 0;
             if (jobs < 1) throw po::error("--jobs must be >= 1");
+            if (resume && overwrite) throw po::error("--resume and --overwrite exclude each other");
             experiments::RunnerOptions o;
             o.out_dir = out;
             o.jobs = jobs;
             o.resume = resume;
+            o.overwrite = overwrite;
             try {
               o.shard = experiments::Shard::parse(shard);
             } catch (const std::invalid_argument& e) {
@@ -54,7 +58,10 @@ Command run_command() {
             o.terminal = ::isatty(STDERR_FILENO);
             o.command_line = "kvstream run";
             for (const auto& a : args) o.command_line += " " + a;
-            const auto config = experiments::read_experiment_config(input_path(config_path));
+            std::error_code ec;
+            if (!std::filesystem::is_regular_file(config_path, ec))
+              throw std::runtime_error(config_path + ": no such config file");
+            const auto config = experiments::read_experiment_config(config_path);
             const auto report = experiments::run_experiment(config, config_path, o, std::cerr);
             if (profiles_only) {
               std::cout << "profiles in " << report.out_dir.string() << "/profiles and the cache\n";

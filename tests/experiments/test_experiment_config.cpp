@@ -69,6 +69,19 @@ TEST(ExperimentConfig, ErrorsNameTheJsonPath) {
       {[](auto& j) { j["kv_scale"] = "gpt-5"; }, "c.json: $.kv_scale: unknown architecture \"gpt-5\" (known: mistral-7b"},
       {[](auto& j) { j["decode"] = {{"fp16_bytes_per_s", 5e9}}; }, "c.json: $.decode: missing key \"source\""},
       {[](auto& j) { j["figures"] = {"pie"}; }, "c.json: $.figures[0]: unknown figure \"pie\""},
+      {[](auto& j) { j["contexts"][0]["model"] = "smollm2"; }, "c.json: $.contexts[0]: unknown key \"model\""},
+      {[](auto& j) { j["traces"][0]["format"] = "pcap"; }, "c.json: $.traces[0].format: unknown trace format 'pcap'"},
+      {[](auto& j) { j["seed"] = -1; }, "c.json: $.seed: expected an integer in [0, 2^64), got -1"},
+      {[](auto& j) {
+         j["contexts"][0] = {{"name", "m"}, {"model", "smollm2"}, {"dataset", "x.txt"}, {"chunk_tokens", 64},
+                             {"tokens", {512, 1024}}, {"fallback", {{"model", "stories260K"}, {"tokens", 384}}}};
+       },
+       "c.json: $.contexts[0].fallback.tokens: a fallback with its own tokens"},
+      {[](auto& j) {
+         j.erase("policies");
+         j["slo_s"] = -1;
+       },
+       "c.json: $.slo_s: expected an SLO > 0 seconds, got -1"},
       {[](auto& j) { j["repetitions"] = 1.5; }, "c.json: $.repetitions: expected an integer, got 1.5"},
       {[](auto& j) { j["sim"] = {{"pipelining", "yes"}}; }, "c.json: $.sim.pipelining: expected true or false"},
       {[](auto& j) { j["traces"].push_back(j["traces"][0]); }, "c.json: $.traces: two trace sets are named \"c\""},
@@ -92,7 +105,7 @@ TEST(ExperimentConfig, TokenListsExpandAndTheResolvedFormReadsBack) {
   auto j = minimal();
   j["contexts"].push_back({{"name", "wiki"}, {"model", "smollm2"}, {"dataset", "text/wikitext2/wiki.test.raw"},
                            {"tokens", {1024, 2048}}, {"chunk_tokens", 256},
-                           {"fallback", {{"model", "stories260K"}, {"tokens", 384}}},
+                           {"fallback", {{"model", "stories260K"}, {"chunk_tokens", 128}}},
                            {"extrapolate", {{"chunks", 10}, {"chunk_tokens", 1500}}}});
   j["kv_scale"] = "llama-70b";
   j["hardware"] = "a40_mistral-7b";
@@ -104,13 +117,29 @@ TEST(ExperimentConfig, TokenListsExpandAndTheResolvedFormReadsBack) {
   EXPECT_EQ(c.context_sets[2].measured.tokens, 2048);
   ASSERT_TRUE(c.context_sets[2].fallback);
   EXPECT_EQ(c.context_sets[2].fallback->model, "stories260K");
-  EXPECT_EQ(c.context_sets[2].fallback->tokens, 384);
-  EXPECT_EQ(c.context_sets[2].fallback->chunk_tokens, 256);  // kept from the primary
+  EXPECT_EQ(c.context_sets[2].fallback->tokens, 2048);  // kept from the primary
+  EXPECT_EQ(c.context_sets[2].fallback->chunk_tokens, 128);
+  EXPECT_EQ(c.context_sets[2].fallback->dataset, "text/wikitext2/wiki.test.raw");
   EXPECT_EQ(c.context_sets[2].extrapolate->chunk_tokens, 1500);
   EXPECT_EQ(c.kv_scale->fp16_bytes_per_token, 327680);
   EXPECT_EQ(c.hardware, (std::vector<std::string>{"a40_mistral-7b"}));
   const auto resolved = to_json(c);
   EXPECT_EQ(to_json(parse_experiment_config(resolved, "config.json")), resolved);
+}
+
+TEST(ExperimentConfig, ShorthandTracesAndProfilingOnlyConfigsReadBack) {
+  auto j = minimal();
+  j["traces"] = {"constant:gbps=2", "traces/mahimahi/*LTE*"};
+  j["policies"] = "cachegen";  // one item instead of a list
+  const auto c = parse_experiment_config(j, "c.json");
+  EXPECT_EQ(c.trace_sets[1].name, "traces/mahimahi/*LTE*");
+  EXPECT_EQ(c.policies, (std::vector<std::string>{"cachegen"}));
+  EXPECT_EQ(to_json(parse_experiment_config(to_json(c), "config.json")), to_json(c));
+  j.erase("policies");
+  j.erase("traces");
+  j.erase("slo_s");
+  const auto profiling = to_json(parse_experiment_config(j, "c.json"));
+  EXPECT_EQ(to_json(parse_experiment_config(profiling, "config.json")), profiling);
 }
 
 TEST(ExperimentGrid, OrderIdsAndShards) {

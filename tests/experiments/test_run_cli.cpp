@@ -124,6 +124,11 @@ TEST_F(RunCli, ExistingResultsNeedResumeAndTheSameConfig) {
   const auto again = run_config(path, "--no-figures");
   EXPECT_EQ(again.rc, 1);
   EXPECT_NE(again.err.find("already holds results (runs.jsonl); pass --resume"), std::string::npos) << again.err;
+  EXPECT_EQ(run_config(path, "--resume --overwrite").rc, 2);
+  // --overwrite measures again and gives the same deterministic runs.
+  const std::string first = read_text(dir_ / "results/again/runs.jsonl");
+  ASSERT_EQ(run_config(path, "--overwrite --no-figures").rc, 0);
+  EXPECT_EQ(read_text(dir_ / "results/again/runs.jsonl"), first);
   // Resuming a finished run runs nothing and changes nothing.
   const std::string before = read_text(dir_ / "results/again/runs.jsonl");
   ASSERT_EQ(run_config(path, "--resume --no-figures").rc, 0);
@@ -132,7 +137,12 @@ TEST_F(RunCli, ExistingResultsNeedResumeAndTheSameConfig) {
   write_config(config);
   const auto other = run_config(path, "--resume --no-figures");
   EXPECT_EQ(other.rc, 1);
-  EXPECT_NE(other.err.find("is not this config"), std::string::npos) << other.err;
+  EXPECT_NE(other.err.find("holds results of another config"), std::string::npos) << other.err;
+  // --overwrite with a config that fails to load leaves the earlier results alone.
+  config["traces"][0]["inputs"] = {"traces/no/such/file.log"};
+  write_config(config);
+  EXPECT_EQ(run_config(path, "--overwrite --no-figures").rc, 1);
+  EXPECT_EQ(read_text(dir_ / "results/again/runs.jsonl"), before);
 }
 
 TEST_F(RunCli, BadInputsFailWithThePathAndWriteNothing) {
@@ -147,6 +157,14 @@ TEST_F(RunCli, BadInputsFailWithThePathAndWriteNothing) {
   const auto p = run_config(write_config(config), "");
   EXPECT_EQ(p.rc, 1);
   EXPECT_NE(p.err.find("$.policies[0]: "), std::string::npos) << p.err;
+  // Text recompute without a hardware profile on a synthetic context (no measured recompute time)
+  // fails before the first run, naming the policy.
+  config = synthetic_config("bad");
+  config.erase("hardware");
+  const auto text = run_config(write_config(config), "");
+  EXPECT_EQ(text.rc, 1);
+  EXPECT_NE(text.err.find("$.policies[1]: cachegen may recompute text, but context syn"), std::string::npos) << text.err;
+  EXPECT_FALSE(fs::exists(dir_ / "results/bad"));
   const auto usage = run_config(write_config(config), "--shard 2/2");
   EXPECT_EQ(usage.rc, 2);
   EXPECT_NE(usage.err.find("--shard expects i/N"), std::string::npos) << usage.err;
