@@ -81,8 +81,9 @@ std::vector<TraceSet> load_trace_sets(const ExperimentConfig& config, const std:
     try {
       found = collect_set(set, "inputs", where);
     } catch (const data::DataNotFound& e) {
-      const std::string why = e.what();
-      log << "trace set " << set.name << ": " << why.substr(0, why.find('\n'))
+      std::string why = std::string(e.what()).substr(0, std::string(e.what()).find('\n'));
+      while (!why.empty() && (why.back() == ':' || why.back() == ' ')) why.pop_back();
+      log << "trace set " << set.name << ": " << why
           << "; using its fallback: " << nlohmann::json(set.fallback).dump() << std::endl;
       found = collect_set(set, "fallback", where);
       loaded.fallback_used = true;
@@ -249,10 +250,16 @@ void write_json(const fs::path& path, const nlohmann::json& json) {
 // profiles. Results of anything else are never mixed in; --overwrite replaces them instead.
 void check_out_dir(const fs::path& out, const nlohmann::json& resolved, const RunnerOptions& options) {
   std::error_code ec;
-  if (options.overwrite || !fs::exists(out / "config.json", ec)) return;  // --overwrite removes them once inputs load
+  if (options.overwrite) return;  // --overwrite removes them once the inputs have loaded
+  const bool has_runs = fs::exists(out / "runs.jsonl", ec) && fs::file_size(out / "runs.jsonl", ec) > 0;
+  if (!fs::exists(out / "config.json", ec)) {
+    if (has_runs)
+      throw std::runtime_error(out.string() + " holds a runs.jsonl without config.json: not a kvstream result "
+                               "directory; choose another --out, or pass --overwrite");
+    return;
+  }
   const auto earlier = to_json(parse_experiment_config(sim::read_json_file((out / "config.json").string()),
                                                        (out / "config.json").string()));
-  const bool has_runs = fs::exists(out / "runs.jsonl", ec) && fs::file_size(out / "runs.jsonl", ec) > 0;
   if (earlier != resolved)
     throw std::runtime_error(out.string() + " holds results of another config (its config.json differs): choose "
                              "another --out, or pass --overwrite to replace them");

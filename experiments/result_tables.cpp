@@ -143,7 +143,7 @@ void print_summary_table(std::ostream& out, const std::vector<SummaryRow>& rows)
                   text(row.group.at("trace_set")).c_str(), cell(sets, text(row.group.at("context_set"))).c_str(),
                   cell(hardware, text(row.group.at("hardware"))).c_str(), rate, s.completed ? s.mean_ttft_s : NAN,
                   s.completed ? s.p50_ttft_s : NAN, s.completed ? s.p95_ttft_s : NAN, 100 * s.slo_violation_rate,
-                  s.mean_bytes / 1e6, s.mean_quality);
+                  s.mean_bytes / 1e6, s.completed ? s.mean_quality : NAN);
     out << line;
   }
 }

@@ -286,6 +286,36 @@ TEST_F(RunCli, RealModelContextsAreProfiledOnceAndCached) {
   }
 }
 
+// The main job's promise: without the model's files or the trace data it still runs, on the
+// fallbacks, and says so.
+TEST_F(RunCli, MissingModelAndTracesFallBack) {
+  try {
+    data::resolve_data("models/stories260K/stories260K.bin");
+  } catch (const data::DataNotFound&) {
+    GTEST_SKIP() << "stories260K not found (shared/data or scripts/fetch-data.sh)";
+  }
+  auto config = nlohmann::json::parse(R"({
+    "name": "fallbacks",
+    "contexts": [{"name": "c", "model": "models/none/missing.gguf", "dataset": "text/none/missing.txt", "tokens": 4096,
+                  "chunk_tokens": 1024,
+                  "fallback": {"model": "stories260K", "dataset": "text/tinystories/tinystories_val.txt", "tokens": 128,
+                               "chunk_tokens": 64, "continuation_tokens": 16, "stride_chars": 3000}}],
+    "traces": [{"name": "t", "inputs": ["traces/none/*.log"], "fallback": ["constant:gbps=0.01"]}],
+    "policies": ["quant8", "cachegen"],
+    "slo_s": 1
+  })");
+  const auto r = run_config(write_config(config), "--no-figures");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.err.find("model models/none/missing.gguf is not available"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("using the fallback stories260K"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("trace set t: "), std::string::npos) << r.err;
+  const auto manifest = nlohmann::json::parse(read_text(dir_ / "results/fallbacks/manifest.json"));
+  EXPECT_EQ(manifest["context_sets"][0]["model_used"], "stories260K");
+  EXPECT_EQ(manifest["context_sets"][0]["fallback_used"], true);
+  EXPECT_EQ(manifest["trace_sets"][0]["fallback_used"], true);
+  EXPECT_EQ(experiments::read_run_log(dir_ / "results/fallbacks/runs.jsonl").size(), 2u);
+}
+
 TEST(RunLog, APartialLastLineIsDroppedAndCutOff) {
   const fs::path path = fs::temp_directory_path() / ("kvstream_runlog_" + std::to_string(::getpid()) + ".jsonl");
   std::ofstream(path) << "{\"run\": 0, \"id\": \"a\"}\n{\"run\": 1, \"i";
