@@ -122,24 +122,7 @@ struct AcBitReader {
   }
 };
 
-// Coarse symbol lookup for one CDF row, by the top 8 bits of the count: entry j holds the symbol
-// whose interval contains j * 256, plus kAcLookupScan when another symbol starts inside the bucket
-// [j * 256, j * 256 + 255]. Most counts fall in buckets that one wide (frequent) symbol covers, so
-// the symbol is known without touching the CDF; only the other buckets step up through it.
-inline constexpr uint8_t kAcLookupScan = 0x80;  // symbols are < 64, so the top bit is free
-
-struct AcSymbolLookup {
-  uint8_t entry[256];
-};
-
-KVSTREAM_HD void ac_build_lookup(const uint16_t* cdf, int m, AcSymbolLookup& lookup) {
-  int s = 0;
-  for (uint32_t j = 0; j < 256; ++j) {
-    while (s + 1 < m && cdf[s + 1] <= j << 8) ++s;
-    const bool another_starts = s + 1 < m && cdf[s + 1] <= (j << 8) + 255;
-    lookup.entry[j] = static_cast<uint8_t>(s | (another_starts ? kAcLookupScan : 0));
-  }
-}
+using AcSymbolLookup = SymbolLookup<8>;
 
 // Decoder state of one stream. next() decodes one symbol; it never reads outside the stream and
 // always returns a symbol < m, whatever the input bytes (low/high evolve only through valid symbols,
@@ -158,10 +141,7 @@ struct AcDecoder {
     // s = largest symbol with cdf[s] <= count. count exceeds 65535 only on corrupt input; clamping
     // it keeps s = m - 1, as the spec's search would.
     const uint32_t key = count > 0xFFFFu ? 0xFFFFu : static_cast<uint32_t>(count);
-    const uint8_t entry = lookup.entry[key >> 8];
-    int s = entry & ~kAcLookupScan;
-    if (entry & kAcLookupScan)
-      while (s + 1 < m && cdf[s + 1] <= key) ++s;
+    const int s = lookup_symbol(cdf, m, lookup, key);
     if (!renormalise) return s;
     high = static_cast<uint32_t>(uint64_t(low) + ((span * cdf_top(cdf, m, s)) >> 16) - 1);
     low = static_cast<uint32_t>(uint64_t(low) + ((span * cdf[s]) >> 16));
@@ -185,7 +165,7 @@ struct AcDecoder {
 KVSTREAM_HD void ac_decode_stream(const uint8_t* in, uint32_t length, uint32_t n, const uint16_t* cdf, int m,
                                   uint8_t* symbols, ptrdiff_t stride) {
   AcSymbolLookup lookup;
-  ac_build_lookup(cdf, m, lookup);
+  build_symbol_lookup(cdf, m, lookup);
   AcDecoder decoder(in, length);
   for (uint32_t t = 0; t < n; ++t) symbols[t * stride] = static_cast<uint8_t>(decoder.next(cdf, lookup, m, t + 1 < n));
 }

@@ -16,7 +16,8 @@ namespace kvstream::codec {
 
 inline constexpr int kMaxAlphabet = 64;  // M <= 64: fits the GPU decoder's shared-memory tables
 
-KVSTREAM_HD uint32_t cdf_top(const uint16_t* cdf, int m, int s) { return s == m - 1 ? 0x10000u : cdf[s + 1]; }
+// Branch-free: every table has cdf[m] = 65535 (built so, and checked when read), so top(m-1) = cdf[m] + 1.
+KVSTREAM_HD uint32_t cdf_top(const uint16_t* cdf, int m, int s) { return uint32_t(cdf[s + 1]) + uint32_t(s == m - 1); }
 
 // counts[0..m-1] -> cdf[0..m]. An all-zero count vector gives the uniform-ish "+k" table.
 inline void build_cdf16(const uint64_t* counts, int m, uint16_t* cdf) {
@@ -30,6 +31,51 @@ inline void build_cdf16(const uint64_t* counts, int m, uint16_t* cdf) {
     cdf[k] = static_cast<uint16_t>(base + static_cast<uint64_t>(k));
     if (k < m) cum += counts[k];
   }
+}
+
+// Coarse slot -> symbol lookup for one CDF row, in 2^B buckets of w = 2^(16-B) counts: entry j holds
+// the symbol s whose interval contains the bucket's first count j·w, plus kLookupStep when exactly one
+// other symbol starts inside the bucket (then the answer is s or s + 1: one branch-free compare) or
+// kLookupScan when several do (only never- or rarely-seen symbols are that narrow: a short scan).
+// More buckets mean fewer compares for a larger table: the AC uses 2^8, rANS 2^10.
+inline constexpr uint8_t kLookupStep = 0x40;  // symbols are < 64 (kMaxAlphabet): the top two bits are free
+inline constexpr uint8_t kLookupScan = 0x80;
+
+template <int kBucketBits>
+struct SymbolLookup {
+  static constexpr int kShift = 16 - kBucketBits;
+  uint8_t entry[1 << kBucketBits];
+};
+
+// Bucket j starts inside symbol s's interval iff ceil(cdf[s] / w) <= j < ceil(top(s) / w), so each
+// symbol fills a run of buckets; a symbol s >= 1 that starts past the first count of its bucket
+// marks that bucket (a step, then a scan). Work: 2^B byte stores and m steps, no search per bucket.
+template <int B>
+KVSTREAM_HD void build_symbol_lookup(const uint16_t* cdf, int m, SymbolLookup<B>& lookup) {
+  constexpr int shift = SymbolLookup<B>::kShift;
+  constexpr uint32_t mask = (1u << shift) - 1;
+  for (int s = 0; s < m; ++s) {
+    const uint32_t first = (uint32_t(cdf[s]) + mask) >> shift, end = (cdf_top(cdf, m, s) + mask) >> shift;
+    for (uint32_t j = first; j < end; ++j) lookup.entry[j] = static_cast<uint8_t>(s);
+  }
+  for (int s = 1; s < m; ++s)
+    if (cdf[s] & mask) {
+      uint8_t& entry = lookup.entry[cdf[s] >> shift];
+      entry |= (entry & kLookupStep) ? kLookupScan : kLookupStep;
+    }
+}
+
+// The largest symbol s with cdf[s] <= key (key <= 0xFFFF): always < m.
+template <int B>
+KVSTREAM_HD int lookup_symbol(const uint16_t* cdf, int m, const SymbolLookup<B>& lookup, uint32_t key) {
+  const uint8_t entry = lookup.entry[key >> SymbolLookup<B>::kShift];
+  int s = entry & (kLookupStep - 1);
+  if (entry & kLookupScan) {
+    while (s + 1 < m && cdf[s + 1] <= key) ++s;
+    return s;
+  }
+  // With the step flag another symbol starts in the bucket, so s + 1 < m and cdf[s + 1] exists.
+  return s + int((entry & kLookupStep) != 0 && cdf[s + 1] <= key);
 }
 
 // A table read from a bitstream is usable iff it is strictly increasing from 0 to 65535 (with top(M-1) = 65536).

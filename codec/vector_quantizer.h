@@ -23,18 +23,31 @@ enum class RoundingOrder { kOffsetThenRound, kRoundThenOffset };
 // Q for a bin count (bins 32 -> 15, 16 -> 7, 12 -> 5, 8 -> 3, 256 -> 127).
 inline int bins_to_q(int bins) { return bins / 2 - 1; }
 
+// rint(v) in the default rounding mode (half to even) for |v| <= 2^22, without a libm call, so the
+// loops below vectorise: adding 1.5 * 2^23 leaves no fraction bits, the addition rounds v to an
+// integer, and the subtraction is exact. (|v| <= 2Q + 1 < 2^9 here.)
+inline float round_to_even(float v) {
+  constexpr float kShift = 12582912.0f;  // 1.5 * 2^23
+  const float shifted = v + kShift;  // not folded: (v + k) - k == v is false in IEEE arithmetic
+  return shifted - kShift;
+}
+
 // Quantizes the `channels` values at x into symbols (written at symbols[c * stride]); returns the
 // fp16 bits of the scale. Throws std::invalid_argument for values that are not finite fp16.
 inline uint16_t quantize_token(const float* x, int channels, int q, RoundingOrder order, uint8_t* symbols,
                                ptrdiff_t stride) {
   float max_abs = 0.0f;
+  bool out_of_range = false;  // a NaN, an infinity or beyond fp16 (checked after the vectorisable loop)
   for (int c = 0; c < channels; ++c) {
     const float a = std::fabs(x[c]);
-    if (!(a <= kHalfMax))
-      throw std::invalid_argument("KV value " + std::to_string(x[c]) + " at channel " + std::to_string(c) +
-                                  " is not a finite fp16 number");
+    out_of_range |= !(a <= kHalfMax);
     max_abs = a > max_abs ? a : max_abs;
   }
+  if (out_of_range)
+    for (int c = 0; c < channels; ++c)
+      if (!(std::fabs(x[c]) <= kHalfMax))
+        throw std::invalid_argument("KV value " + std::to_string(x[c]) + " at channel " + std::to_string(c) +
+                                    " is not a finite fp16 number");
   const uint16_t scale_bits = float_to_half_up(max_abs);
   const float m = half_to_float(scale_bits);
   const uint8_t zero_symbol = static_cast<uint8_t>(q);
@@ -45,8 +58,8 @@ inline uint16_t quantize_token(const float* x, int channels, int q, RoundingOrde
   const float inv = static_cast<float>(q) / m;
   const float top = static_cast<float>(2 * q);
   for (int c = 0; c < channels; ++c) {
-    float s = order == RoundingOrder::kOffsetThenRound ? std::nearbyint(x[c] * inv + static_cast<float>(q))
-                                                       : std::nearbyint(x[c] * inv) + static_cast<float>(q);
+    float s = order == RoundingOrder::kOffsetThenRound ? round_to_even(x[c] * inv + static_cast<float>(q))
+                                                       : round_to_even(x[c] * inv) + static_cast<float>(q);
     s = s < 0.0f ? 0.0f : (s > top ? top : s);  // float rounding of x*inv may touch ±Q+ε
     symbols[c * stride] = static_cast<uint8_t>(s);
   }

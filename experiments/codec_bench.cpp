@@ -74,8 +74,9 @@ std::vector<std::unique_ptr<codec::Codec>> make_codecs(const std::string& spec_t
 }  // namespace
 
 std::vector<std::string> default_bench_codecs() {
-  return {"fp16",     "quant:bits=8",   "quant:bits=4",       "kivi:bits=4",          "kivi:bits=2",
-          "zstd",     "cachegen",       "cachegen:delta=10", "cachegen:cdf=offline"};
+  return {"fp16",     "quant:bits=8",         "quant:bits=4",      "kivi:bits=4",
+          "kivi:bits=2",  "zstd",             "cachegen",          "cachegen:entropy=rans",
+          "cachegen:delta=10", "cachegen:cdf=offline"};
 }
 
 nlohmann::json CodecBenchRow::to_json() const {
@@ -97,6 +98,7 @@ nlohmann::json CodecBenchRow::to_json() const {
     j["bytes_vs_ideal"] = round3(double(bytes) / double(*ideal_bytes));
   }
   if (!offline_table.empty()) j["offline_table"] = offline_table;
+  j["entropy"] = entropy.empty() ? nlohmann::json(nullptr) : nlohmann::json(entropy);
   return j;
 }
 
@@ -127,6 +129,8 @@ std::vector<CodecBenchRow> run_codec_bench(const codec::KvFile& kv, const CodecB
       row.fp16_bytes = fp16_bytes;
       row.quant8_bytes = quant8_bytes;
       row.offline_table = table_note;
+      const codec::CodecSpec parsed = codec::CodecSpec::parse(spec_text);
+      if (parsed.name == "cachegen") row.entropy = parsed.string_option("entropy", "ac");
 
       std::vector<std::vector<uint8_t>> streams(chunks.size());
       const double encode_s = time_per_pass(options.min_time_s, [&] {

@@ -31,6 +31,7 @@ struct CodecBenchRow {
   double encode_mb_s = 0, decode_mb_s = 0;
   std::optional<uint64_t> ideal_bytes;  // cachegen: same side info, payload at exactly -log2 p bits
   std::string offline_table;            // "leave-one-out", "in-sample" or a path, for cdf=offline
+  std::string entropy;                  // cachegen: its entropy coder, "ac" or "rans"; empty for other codecs
 
   nlohmann::json to_json() const;
 };

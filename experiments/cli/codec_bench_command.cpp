@@ -25,7 +25,8 @@ Command codec_bench_command() {
                                "usage: kvstream codec-bench [--kv IN.safetensors] [--codecs SPEC ...] [--chunk-tokens N] [--json]\n\n"
                                "Fields: codec, level, chunk_tokens, bytes, ratio_vs_fp16, ratio_vs_quant8 (quant:bits=8),\n"
                                "rel_mse = sum (x - x^)^2 / sum x^2, max_abs_err, encode_mb_s / decode_mb_s (MB/s of fp16 KV,\n"
-                               "one thread), and for cachegen ideal_bytes (same side info, payload at exactly -log2 p bits).\n"
+                               "one thread), and for cachegen entropy (ac | rans) and ideal_bytes (same side info, payload at\n"
+                               "exactly -log2 p bits).\n"
                                "cachegen:cdf=offline without table= builds its tables leave-one-out over the file's contexts.\n\n" +
                                    codec_list_help(),
                                options, vm))
@@ -39,7 +40,7 @@ Command codec_bench_command() {
                         << std::left << std::setw(26) << "codec" << std::right << std::setw(6) << "level" << std::setw(10)
                         << "bytes" << std::setw(8) << "x fp16" << std::setw(8) << "x q8" << std::setw(11) << "rel_mse"
                         << std::setw(10) << "max_err" << std::setw(10) << "enc MB/s" << std::setw(10) << "dec MB/s"
-                        << std::setw(9) << "vs ideal" << "\n";
+                        << std::setw(9) << "vs ideal" << std::setw(8) << "entropy" << "\n";
             }
             experiments::run_codec_bench(kv, bench, [&](const experiments::CodecBenchRow& row) {
               if (json) {
@@ -52,8 +53,10 @@ Command codec_bench_command() {
                         << double(row.quant8_bytes) / double(row.bytes) << std::scientific << std::setprecision(2)
                         << std::setw(11) << row.rel_mse << std::setw(10) << row.max_abs_err << std::fixed
                         << std::setprecision(1) << std::setw(10) << row.encode_mb_s << std::setw(10) << row.decode_mb_s;
-              if (row.ideal_bytes) std::cout << std::setprecision(4) << std::setw(9) << double(row.bytes) / double(*row.ideal_bytes);
-              std::cout << std::defaultfloat << std::endl;
+              std::cout << std::setprecision(4) << std::setw(9);
+              if (row.ideal_bytes) std::cout << double(row.bytes) / double(*row.ideal_bytes);
+              else std::cout << "";
+              std::cout << std::setw(8) << (row.entropy.empty() ? "-" : row.entropy) << std::defaultfloat << std::endl;
             });
             return 0;
           }};

@@ -41,6 +41,8 @@ BENCHMARK_CAPTURE(encode, cachegen_level2, std::string("cachegen"), 2);
 BENCHMARK_CAPTURE(decode, cachegen_level2, std::string("cachegen"), 2);
 BENCHMARK_CAPTURE(encode, cachegen_level3, std::string("cachegen"), 3);
 BENCHMARK_CAPTURE(decode, cachegen_level3, std::string("cachegen"), 3);
+BENCHMARK_CAPTURE(encode, cachegen_rans_level2, std::string("cachegen:entropy=rans"), 2);
+BENCHMARK_CAPTURE(decode, cachegen_rans_level2, std::string("cachegen:entropy=rans"), 2);
 BENCHMARK_CAPTURE(encode, quant8, std::string("quant:bits=8"), 1);
 BENCHMARK_CAPTURE(decode, quant8, std::string("quant:bits=8"), 1);
 BENCHMARK_CAPTURE(encode, zstd, std::string("zstd"), 1);

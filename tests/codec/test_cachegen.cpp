@@ -57,8 +57,9 @@ KvCache random_kv(KvShape shape, uint32_t seed) {
 }
 
 // Checks every section of a CacheGen bitstream against the FORMAT formulas:
-//   PARM 8 + 2L (+8 offline), SCAL 2·2L·T, CDF_ 2L·C·(M-1)·2 (absent offline), LENS ceil(T/sub)·2L·C,
-//   DATA = sum of the stream lengths LENS encodes; total = 32 + 12·sections + sum + 4.
+//   PARM 8 + 2L (+8 offline, +1 rans), SCAL 2·2L·T, CDF_ 2L·C·(M-1)·2 (absent offline),
+//   LENS ceil(T/sub)·2L·C (ac: a code per stream) or ceil(T/sub)·2L·4 (rans: a u32 per group),
+//   DATA = sum of the lengths LENS encodes; total = 32 + 12·sections + sum + 4.
 void expect_format_sizes(const std::vector<uint8_t>& bytes, const LevelSpec& spec, int sub, TokenMode mode, bool offline) {
   const ParsedBitstream parsed = parse_bitstream(bytes);
   const KvShape& s = parsed.header.shape;
@@ -70,9 +71,11 @@ void expect_format_sizes(const std::vector<uint8_t>& bytes, const LevelSpec& spe
                            : std::vector<std::string>({"PARM", "SCAL", "CDF_", "LENS", "DATA"}));
 
   const auto parm = parsed.section("PARM");
-  ASSERT_EQ(parm.size(), 8 + 2 * L + (offline ? 8 : 0));
+  ASSERT_GE(parm.size(), 2u);
+  const bool rans = parm[1] == 2;
+  ASSERT_EQ(parm.size(), 8 + 2 * L + (offline ? 8 : 0) + (rans ? 1 : 0));
   EXPECT_EQ(parm[0], spec.level);
-  EXPECT_EQ(parm[1], 1);  // arithmetic coder
+  EXPECT_TRUE(parm[1] == 1 || rans) << "entropy coder " << int(parm[1]);
   EXPECT_EQ(parm[2], mode.is_delta() ? 1 : 0);
   EXPECT_EQ(parm[3], mode.delta_group);
   EXPECT_EQ(parm[4], offline ? 1 : 0);
@@ -87,9 +90,20 @@ void expect_format_sizes(const std::vector<uint8_t>& bytes, const LevelSpec& spe
     EXPECT_EQ(parsed.section("CDF_").size(), 2 * L * C * (M - 1) * 2);
   }
   const auto lens = parsed.section("LENS");
-  ASSERT_EQ(lens.size(), n_sub * 2 * L * C);
   uint64_t data = 0;
-  for (uint64_t j = 0; j < n_sub; ++j) {
+  if (rans) {
+    const uint64_t states = uint64_t(1) << parm.back();
+    ASSERT_EQ(lens.size(), n_sub * 2 * L * 4);
+    for (uint64_t g = 0; g < n_sub * 2 * L; ++g) {
+      const uint64_t group = load_u32(lens.data() + 4 * g);
+      EXPECT_GE(group, 4 * states);
+      data += group;
+    }
+  }
+  if (!rans) {
+    ASSERT_EQ(lens.size(), n_sub * 2 * L * C);
+  }
+  for (uint64_t j = 0; !rans && j < n_sub; ++j) {
     const int64_t n = std::min<int64_t>(sub, s.tokens - int64_t(j) * sub);
     for (uint64_t i = 0; i < 2 * L * C; ++i) {
       const uint8_t code = lens[j * 2 * L * C + i];
@@ -199,6 +213,11 @@ TEST(CacheGenFixture, DeltaRoundTrip) { check_fixture_round_trips("cachegen:delt
 TEST(CacheGenFixture, DeltaOfThreeRoundTrip) { check_fixture_round_trips("cachegen:delta=3", {3}); }
 TEST(CacheGenFixture, DeltaWithoutValueMeansTen) { check_fixture_round_trips("cachegen:delta", {10}); }
 TEST(CacheGenFixture, SubChunksOf64RoundTrip) { check_fixture_round_trips("cachegen:sub=64", {}); }
+TEST(CacheGenFixture, RansRoundTrip) { check_fixture_round_trips("cachegen:entropy=rans", {}); }
+TEST(CacheGenFixture, RansDeltaRoundTrip) { check_fixture_round_trips("cachegen:entropy=rans,delta=10", {10}); }
+TEST(CacheGenFixture, RansSubChunksOf64RoundTrip) { check_fixture_round_trips("cachegen:entropy=rans,sub=64", {}); }
+TEST(CacheGenFixture, RansOneStateRoundTrip) { check_fixture_round_trips("cachegen:entropy=rans,states=1", {}); }
+TEST(CacheGenFixture, RansSixtyFourStatesRoundTrip) { check_fixture_round_trips("cachegen:entropy=rans,states=64", {}); }
 
 // An offline table profiled on contexts 0-2, used for context 3 (never seen in profiling).
 class CacheGenOffline : public test_support::TempDirTest {

@@ -155,6 +155,7 @@ TEST_F(Cli, CodecBenchJson) {
                             "max_abs_err", "encode_mb_s", "decode_mb_s"})
       ASSERT_TRUE(row.contains(key)) << key;
     EXPECT_EQ(row["codec"], "cachegen");
+    EXPECT_EQ(row["entropy"], "ac");
     EXPECT_EQ(row["level"], int(i) + 1);
     EXPECT_EQ(row["chunk_tokens"], 512);
     uint64_t bytes = 0;  // the same bitstreams as the library's, one chunk per context

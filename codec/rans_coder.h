@@ -1,0 +1,118 @@
+// Interleaved rANS over the CacheGen probability model (CACHEGEN.md §9; ryg_rans' 32-bit state with
+// 16-bit words). The CDF rows of cdf.h total exactly 2^16, so they are used as they are: symbol s has
+// start = cdf[s] and freq = top(s) - cdf[s] >= 1 out of 2^16.
+//
+// Invariants (L = 2^16):
+//   * Between symbols every state x lies in [L, 2^32).
+//   * Encoding s: if x >= freq << 16, the low 16 bits go out as one word and x >>= 16 (at most once:
+//     afterwards x < 2^16 <= freq << 16); then x = (x / freq) << 16 | (x % freq + start), which stays
+//     below 2^32 because x / freq < 2^16.
+//   * Decoding inverts it exactly: slot = x & 0xFFFF lies in [start, start + freq) of the symbol,
+//     x = freq * (x >> 16) + slot - start, and if x < L one word comes back in: x = x << 16 | word.
+//   * A group of n symbols is coded by N interleaved states, symbol i by state i mod N. The encoder
+//     runs i = n-1 .. 0 writing words backwards, then stores the N final states in front; the decoder
+//     reads the states, then the words forwards, in exactly the mirrored order, so one buffer serves
+//     every state. Encoder states start at L, so after the last symbol every decoder state is L again:
+//     a decoder that ends elsewhere, or with words left over, was given a corrupt group.
+// Layout of a group: N states as u32 little-endian, then the words as u16 little-endian.
+// Both functions are per-thread code (KVSTREAM_HD) for the CPU and a sequential GPU launcher.
+#pragma once
+#include <cstdint>
+
+#include "cdf.h"
+#include "host_device.h"
+
+namespace kvstream::codec {
+
+inline constexpr uint32_t kRansLow = 1u << 16;  // L
+inline constexpr int kRansMaxStates = 64;
+using RansSymbolLookup = SymbolLookup<10>;  // 1 KiB per CDF row: a symbol boundary in ~6 % of the slots at most
+
+// Bytes a group of n symbols can take at most: N states, and at most one 16-bit word per symbol
+// (freq >= 1 out of 2^16 costs at most 16 bits).
+KVSTREAM_HD uint32_t rans_group_capacity(uint32_t n, int states) { return 4u * uint32_t(states) + 2u * n; }
+
+// Encodes symbols[0..n) where symbol i uses the CDF row cdf + (i mod channels) * (m + 1), with
+// `states` (1..kRansMaxStates) interleaved states, into out[0..rans_group_capacity); returns the bytes.
+KVSTREAM_HD uint32_t rans_encode_group(const uint8_t* symbols, uint32_t n, int channels, const uint16_t* cdf, int m,
+                                       int states, uint8_t* out) {
+  uint32_t x[kRansMaxStates];
+  for (int k = 0; k < states; ++k) x[k] = kRansLow;
+  // Words go backwards from the end of the word area; the states go in front of them afterwards.
+  uint8_t* const end = out + rans_group_capacity(n, states);
+  uint8_t* word = end;
+  // Channel and state of symbol i, counted down with i (no division per symbol).
+  int c = n ? static_cast<int>((n - 1) % uint32_t(channels)) : 0;
+  int k = n ? static_cast<int>((n - 1) % uint32_t(states)) : 0;
+  for (uint32_t i = n; i-- > 0;) {
+    const uint16_t* row = cdf + c * (m + 1);
+    const int s = symbols[i];
+    const uint32_t start = row[s], freq = cdf_top(row, m, s) - start;
+    uint32_t state = x[k];
+    if (state >= freq << 16) {
+      word -= 2;
+      word[0] = static_cast<uint8_t>(state);
+      word[1] = static_cast<uint8_t>(state >> 8);
+      state >>= 16;
+    }
+    x[k] = ((state / freq) << 16) | (state % freq + start);
+    c = c == 0 ? channels - 1 : c - 1;
+    k = k == 0 ? states - 1 : k - 1;
+  }
+  uint8_t* head = word - 4 * states;
+  for (int j = 0; j < states; ++j)
+    for (int b = 0; b < 4; ++b) head[4 * j + b] = static_cast<uint8_t>(x[j] >> (8 * b));
+  const auto bytes = static_cast<uint32_t>(end - head);
+  for (uint32_t b = 0; b < bytes; ++b) out[b] = head[b];  // move to the front (memmove; head >= out)
+  return bytes;
+}
+
+// Decodes a group of n symbols (symbol i with CDF row i mod channels and its lookup) from
+// in[0..length) into symbols[0..n). Reads nothing outside the group and always writes symbols < m;
+// returns false when the group is corrupt (too short, a state out of range, words left over or
+// missing, or final states other than L).
+KVSTREAM_HD bool rans_decode_group(const uint8_t* in, uint32_t length, uint32_t n, int channels, const uint16_t* cdf,
+                                   const RansSymbolLookup* lookups, int m, int states, uint8_t* symbols) {
+  if (length < 4u * uint32_t(states) || (length - 4u * uint32_t(states)) % 2 != 0) return false;
+  uint32_t x[kRansMaxStates];
+  for (int k = 0; k < states; ++k) {
+    const uint8_t* p = in + 4 * k;
+    x[k] = uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
+    if (x[k] < kRansLow) return false;
+  }
+  uint32_t pos = 4u * uint32_t(states);  // next word
+  bool overrun = false;
+  const uint16_t* row = cdf;  // symbol i's CDF row and lookup: channel i mod C, advanced with i
+  const RansSymbolLookup* lookup = lookups;
+  int c = 0, k = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    uint32_t state = x[k];
+    const uint32_t slot = state & 0xFFFFu;
+    const int s = lookup_symbol(row, m, *lookup, slot);
+    const uint32_t start = row[s];
+    state = (cdf_top(row, m, s) - start) * (state >> 16) + slot - start;
+    // Renormalise without a branch: the word is read (0 past the end) and used only when needed.
+    const bool refill = state < kRansLow;
+    const bool inside = pos + 2 <= length;
+    const uint32_t next = inside ? uint32_t(in[pos]) | uint32_t(in[pos + 1]) << 8 : 0u;
+    overrun |= refill && !inside;
+    state = refill ? (state << 16) | next : state;
+    pos += refill ? 2u : 0u;
+    x[k] = state;
+    symbols[i] = static_cast<uint8_t>(s);
+    if (++c == channels) {
+      c = 0;
+      row = cdf;
+      lookup = lookups;
+    } else {
+      row += m + 1;
+      ++lookup;
+    }
+    if (++k == states) k = 0;
+  }
+  bool ok = !overrun && pos == length;
+  for (int j = 0; j < states; ++j) ok = ok && x[j] == kRansLow;
+  return ok;
+}
+
+}  // namespace kvstream::codec
