@@ -51,6 +51,15 @@ std::string joined(const std::vector<std::string>& columns) {
   return text;
 }
 
+bool have_stories260k() {
+  try {
+    data::resolve_data("models/stories260K/stories260K.bin");
+    return true;
+  } catch (const data::DataNotFound&) {
+    return false;
+  }
+}
+
 bool matplotlib_available() {
   return std::system("/usr/bin/python3 -c 'import matplotlib' > /dev/null 2>&1") == 0;
 }
@@ -242,11 +251,7 @@ TEST_F(RunCli, ShardsMergeIntoTheSingleRun) {
 // A measured context set: stories260K prefilled, every chunk encoded and decoded; the second run
 // reads the profile cache.
 TEST_F(RunCli, RealModelContextsAreProfiledOnceAndCached) {
-  try {
-    data::resolve_data("models/stories260K/stories260K.bin");
-  } catch (const data::DataNotFound&) {
-    GTEST_SKIP() << "stories260K not found (shared/data or scripts/fetch-data.sh)";
-  }
+  if (!have_stories260k()) GTEST_SKIP() << "stories260K not found (shared/data or scripts/fetch-data.sh)";
   auto config = nlohmann::json::parse(R"({
     "name": "real",
     "contexts": [{"name": "ts", "model": "stories260K", "dataset": "text/tinystories/tinystories_val.txt",
@@ -289,11 +294,7 @@ TEST_F(RunCli, RealModelContextsAreProfiledOnceAndCached) {
 // The main job's promise: without the model's files or the trace data it still runs, on the
 // fallbacks, and says so.
 TEST_F(RunCli, MissingModelAndTracesFallBack) {
-  try {
-    data::resolve_data("models/stories260K/stories260K.bin");
-  } catch (const data::DataNotFound&) {
-    GTEST_SKIP() << "stories260K not found (shared/data or scripts/fetch-data.sh)";
-  }
+  if (!have_stories260k()) GTEST_SKIP() << "stories260K not found (shared/data or scripts/fetch-data.sh)";
   auto config = nlohmann::json::parse(R"({
     "name": "fallbacks",
     "contexts": [{"name": "c", "model": "models/none/missing.gguf", "dataset": "text/none/missing.txt", "tokens": 4096,
