@@ -13,9 +13,6 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
-#if !defined(__CUDACC__)
-#include <bit>
-#endif
 
 #include "cdf.h"
 #include "host_device.h"
@@ -26,7 +23,7 @@ KVSTREAM_HD int ac_clz(uint32_t x) {  // x != 0
 #if defined(__CUDA_ARCH__)
   return __clz(x);
 #else
-  return std::countl_zero(x);
+  return __builtin_clz(x);  // GCC and Clang, also in nvcc's host pass (C++17: no std::countl_zero)
 #endif
 }
 
@@ -167,6 +164,19 @@ KVSTREAM_HD void ac_decode_stream(const uint8_t* in, uint32_t length, uint32_t n
   AcSymbolLookup lookup;
   build_symbol_lookup(cdf, m, lookup);
   AcDecoder decoder(in, length);
+  for (uint32_t t = 0; t < n; ++t) symbols[t * stride] = static_cast<uint8_t>(decoder.next(cdf, lookup, m, t + 1 < n));
+}
+
+// One stream of a CacheGen chunk as LENS describes it (codec/FORMAT.md §2): `code` + 1 coded bytes,
+// or n raw symbols when code is kRawStreamCode (255). Per-thread code: the CPU decoder calls it per
+// stream, a GPU kernel once per thread.
+KVSTREAM_HD void ac_decode_unit(const uint8_t* in, uint8_t code, uint32_t n, const uint16_t* cdf,
+                                const AcSymbolLookup& lookup, int m, uint8_t* symbols, ptrdiff_t stride) {
+  if (code == 255) {
+    for (uint32_t t = 0; t < n; ++t) symbols[t * stride] = in[t];
+    return;
+  }
+  AcDecoder decoder(in, uint32_t(code) + 1);
   for (uint32_t t = 0; t < n; ++t) symbols[t * stride] = static_cast<uint8_t>(decoder.next(cdf, lookup, m, t + 1 < n));
 }
 

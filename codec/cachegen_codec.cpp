@@ -1,4 +1,5 @@
 #include "cachegen_codec.h"
+#include "cachegen_payload.h"
 
 #include <algorithm>
 #include <bit>
@@ -19,11 +20,6 @@ namespace {
 
 using K = BitstreamErrorKind;
 
-enum class CdfSource : uint8_t { kChunk = 0, kOffline = 1 };
-constexpr uint8_t kCoderAc = 1;    // the artifact's arithmetic coder, one stream per (sub-chunk, row, channel)
-constexpr uint8_t kCoderRans = 2;  // interleaved rANS, one group per (sub-chunk, row) (rans_coder.h)
-constexpr size_t kParamsFixedBytes = 8;
-
 // Default rANS states per group: 8 (fewer for C < 16). Measured on the fixture (level 2), decode
 // speed is flat from 4 to 64 states while every state adds a 4-byte flush: 4 / 8 / 16 / 32 states
 // are 0.43 / 0.70 / 1.20 / 2.22 % above the ideal size (the AC: 1.02 %). A GPU wants more states
@@ -33,37 +29,6 @@ int default_rans_states(int channels) {
   while (states * 2 <= std::min(8, std::max(1, channels / 2))) states *= 2;
   return states;
 }
-
-struct Params {
-  int level = 0;
-  TokenMode mode;
-  CdfSource cdf_source = CdfSource::kChunk;
-  int alphabet = 0;  // M
-  int sub_tokens = kMaxSubChunkTokens;
-  LevelSpec spec;
-  uint64_t table_id = 0;
-  uint8_t coder = kCoderAc;
-  int rans_states = 0;  // with kCoderRans: a power of two in [1, kRansMaxStates]
-
-  std::vector<uint8_t> serialize() const {
-    std::vector<uint8_t> out;
-    ByteWriter w(out);
-    w.put<uint8_t>(static_cast<uint8_t>(level));
-    w.put<uint8_t>(coder);
-    w.put<uint8_t>(mode.is_delta() ? 1 : 0);
-    w.put<uint8_t>(static_cast<uint8_t>(mode.delta_group));
-    w.put<uint8_t>(static_cast<uint8_t>(cdf_source));
-    w.put<uint8_t>(static_cast<uint8_t>(alphabet));
-    w.put<uint16_t>(static_cast<uint16_t>(sub_tokens));
-    for (int b : spec.key_bins) w.put<uint8_t>(static_cast<uint8_t>(b));
-    for (int b : spec.value_bins) w.put<uint8_t>(static_cast<uint8_t>(b));
-    if (cdf_source == CdfSource::kOffline) w.put<uint64_t>(table_id);
-    if (coder == kCoderRans) w.put<uint8_t>(static_cast<uint8_t>(std::countr_zero(unsigned(rans_states))));
-    return out;
-  }
-};
-
-int64_t sub_chunk_count(int64_t tokens, int sub_tokens) { return (tokens + sub_tokens - 1) / sub_tokens; }
 
 // The chunk's CDF rows [2L][C][M+1], from its own histograms or from the offline table.
 std::vector<uint16_t> chunk_cdf(const QuantizedChunk& q, int alphabet) {
@@ -84,7 +49,7 @@ std::vector<uint16_t> chunk_cdf(const QuantizedChunk& q, int alphabet) {
 
 // The artifact's layout: one arithmetic-coded stream per (sub-chunk, row, channel), LENS one code per
 // stream. Returns the number of streams stored raw.
-uint64_t encode_ac_streams(const QuantizedChunk& q, const Params& p, const std::vector<uint16_t>& cdf,
+uint64_t encode_ac_streams(const QuantizedChunk& q, const CacheGenParams& p, const std::vector<uint16_t>& cdf,
                            std::vector<uint8_t>& lens, std::vector<uint8_t>& data) {
   const int rows = q.shape.rows(), channels = q.shape.channels();
   uint8_t buffer[kMaxSubChunkTokens];
@@ -116,7 +81,7 @@ uint64_t encode_ac_streams(const QuantizedChunk& q, const Params& p, const std::
 
 // The rANS layout: one group per (sub-chunk, row) of n x C symbols in (token, channel) order, LENS
 // its byte length as u32.
-void encode_rans_groups(const QuantizedChunk& q, const Params& p, const std::vector<uint16_t>& cdf,
+void encode_rans_groups(const QuantizedChunk& q, const CacheGenParams& p, const std::vector<uint16_t>& cdf,
                         std::vector<uint8_t>& lens, std::vector<uint8_t>& data) {
   const int rows = q.shape.rows(), channels = q.shape.channels();
   ByteWriter lengths(lens);
@@ -180,7 +145,7 @@ class CacheGenCodec final : public Codec {
   std::vector<uint8_t> encode_with_report(const KvChunkView& chunk, int level, int64_t t0, SourceDtype dtype,
                                           CacheGenSizeReport* report) const {
     const KvShape shape = chunk.shape();
-    Params p;
+    CacheGenParams p;
     p.level = level;
     p.mode = mode_;
     p.spec = ladder_.level_spec(level, shape.layers);
@@ -257,132 +222,38 @@ class CacheGenCodec final : public Codec {
   std::shared_ptr<const OfflineCdfTable> table_;
 };
 
-Params parse_params(const ParsedBitstream& parsed) {
-  const int layers = parsed.header.shape.layers;
-  const auto bytes = parsed.section("PARM");
-  ByteReader r(bytes, "PARM");
-  Params p;
-  p.level = r.get<uint8_t>();
-  const auto coder = r.get<uint8_t>();
-  const auto token_mode = r.get<uint8_t>();
-  const auto group = r.get<uint8_t>();
-  const auto source = r.get<uint8_t>();
-  p.alphabet = r.get<uint8_t>();
-  p.sub_tokens = r.get<uint16_t>();
-  auto bad = [](const std::string& what) { throw BitstreamError(K::kBadLevelSpec, "PARM", what); };
-  if (coder != kCoderAc && coder != kCoderRans)
-    bad("entropy coder " + std::to_string(coder) + " (this build knows 1 = ac, 2 = rans)");
-  p.coder = coder;
-  if (token_mode > 1) bad("token mode " + std::to_string(token_mode));
-  if (token_mode == 1 && group < 2) bad("anchor/delta group size " + std::to_string(group));
-  if (token_mode == 0 && group != 0) bad("group size set in raw token mode");
-  p.mode.delta_group = token_mode == 1 ? group : 0;
-  if (source > 1) bad("CDF source " + std::to_string(source));
-  p.cdf_source = static_cast<CdfSource>(source);
-  if (p.sub_tokens < 1 || p.sub_tokens > kMaxSubChunkTokens) bad("sub-chunk of " + std::to_string(p.sub_tokens) + " tokens");
-  const size_t expected = kParamsFixedBytes + 2 * size_t(layers) + (p.cdf_source == CdfSource::kOffline ? 8 : 0) +
-                          (coder == kCoderRans ? 1 : 0);
-  if (bytes.size() != expected)
-    bad("holds " + std::to_string(bytes.size()) + " bytes; the level spec for L=" + std::to_string(layers) +
-        " needs " + std::to_string(expected));
-  for (auto* list : {&p.spec.key_bins, &p.spec.value_bins})
-    for (int l = 0; l < layers; ++l) list->push_back(r.get<uint8_t>());
-  p.spec.level = p.level;
-  try {
-    p.spec.validate(layers);
-  } catch (const std::invalid_argument& e) {
-    bad(e.what());
-  }
-  if (p.alphabet != p.spec.alphabet())
-    bad("alphabet " + std::to_string(p.alphabet) + " but the largest bin count is " + std::to_string(p.spec.alphabet()));
-  if (p.cdf_source == CdfSource::kOffline) p.table_id = r.get<uint64_t>();
-  if (coder == kCoderRans) {
-    const int log2_states = r.get<uint8_t>();
-    if ((1 << std::min(log2_states, 7)) > kRansMaxStates) bad("rANS with 2^" + std::to_string(log2_states) + " states");
-    p.rans_states = 1 << log2_states;
-  }
-  return p;
-}
 
-std::vector<uint16_t> read_cdf(const ParsedBitstream& parsed, const Params& p, const DecodeContext& context) {
-  const KvShape& shape = parsed.header.shape;
-  const size_t streams = size_t(shape.rows()) * shape.channels();
-  if (p.cdf_source == CdfSource::kOffline) {
-    for (const auto& table : context.cdf_tables) {
-      if (!table || table->id() != p.table_id) continue;
-      const auto* lt = table->level(p.level);
-      if (!lt || lt->spec != p.spec || table->channels() != shape.channels())
-        throw BitstreamError(K::kBadLevelSpec, "PARM", "the offline CDF table's level spec differs from the bitstream's");
-      return lt->cdf;
-    }
-    char id[17];
-    std::snprintf(id, sizeof id, "%016llx", static_cast<unsigned long long>(p.table_id));
-    throw BitstreamError(K::kMissingCdfTable, "PARM", std::string("table id ") + id + " (pass it with --cdf-table)");
-  }
-  const auto bytes = parsed.section_of_size("CDF_", streams * (p.alphabet - 1) * 2);
-  std::vector<uint16_t> cdf(streams * (p.alphabet + 1));
-  for (size_t s = 0; s < streams; ++s) {
-    uint16_t* row = cdf.data() + s * (p.alphabet + 1);
-    row[0] = 0;
-    for (int k = 1; k < p.alphabet; ++k) row[k] = load_u16(bytes.data() + (s * (p.alphabet - 1) + k - 1) * 2);
-    row[p.alphabet] = 65535;
-    if (!cdf16_is_valid(row, p.alphabet))
-      throw BitstreamError(K::kCorruptPayload, "CDF_", "table of stream " + std::to_string(s) + " is not strictly increasing");
-  }
-  return cdf;
-}
-
-// Decodes the C streams of one (sub-chunk, row) into symbols[t * C + c], advancing `offset` through DATA.
-void decode_row_streams(const uint8_t* data, size_t& offset, const uint8_t* codes, int channels, uint32_t n,
-                        const uint16_t* row_cdf, const AcSymbolLookup* row_lookup, int alphabet, uint8_t* symbols) {
-  for (int c = 0; c < channels; ++c) {
-    uint8_t* out = symbols + c;
-    if (codes[c] == kRawStreamCode) {
-      for (uint32_t t = 0; t < n; ++t) out[size_t(t) * channels] = data[offset + t];
-      offset += n;
-      continue;
-    }
-    const uint32_t length = uint32_t(codes[c]) + 1;
-    AcDecoder decoder(data + offset, length);
-    const uint16_t* cdf = row_cdf + size_t(c) * (alphabet + 1);
-    for (uint32_t t = 0; t < n; ++t)
-      out[size_t(t) * channels] = static_cast<uint8_t>(decoder.next(cdf, row_lookup[c], alphabet, t + 1 < n));
-    offset += length;
-  }
-}
-
-// AC payload: the streams in LENS order (sub-chunk, row, channel), lookups shared by the sub-chunks.
-void decode_ac_streams(std::span<const uint8_t> data, std::span<const uint8_t> lens, const std::vector<uint16_t>& cdf,
-                       const Params& p, QuantizedChunk& q) {
-  const int rows = q.shape.rows(), channels = q.shape.channels();
+// AC payload: every stream of the chunk, lookups shared by the sub-chunks.
+void decode_ac_streams(const CacheGenPayload& pl, std::vector<uint8_t>& symbols) {
+  const int rows = pl.rows(), channels = pl.shape.channels(), m = pl.params.alphabet;
   std::vector<AcSymbolLookup> lookups(size_t(rows) * channels);
-  for (size_t i = 0; i < lookups.size(); ++i) build_symbol_lookup(cdf.data() + i * (p.alphabet + 1), p.alphabet, lookups[i]);
-  size_t offset = 0, stream = 0;
-  for (int64_t s0 = 0; s0 < q.shape.tokens; s0 += p.sub_tokens) {
-    const auto n = static_cast<uint32_t>(std::min<int64_t>(p.sub_tokens, q.shape.tokens - s0));
-    for (int row = 0; row < rows; ++row, stream += channels)
-      decode_row_streams(data.data(), offset, lens.data() + stream, channels, n,
-                         cdf.data() + size_t(row) * channels * (p.alphabet + 1), lookups.data() + size_t(row) * channels,
-                         p.alphabet, q.row_token(row, s0));
+  for (size_t i = 0; i < lookups.size(); ++i) build_symbol_lookup(pl.cdf.data() + i * (m + 1), m, lookups[i]);
+  size_t unit = 0;
+  for (int64_t j = 0; j < pl.sub_chunks(); ++j) {
+    const uint32_t n = pl.sub_chunk_tokens(j);
+    for (int row = 0; row < rows; ++row)
+      for (int c = 0; c < channels; ++c, ++unit)
+        ac_decode_unit(pl.data.data() + pl.offset[unit], pl.ac_codes[unit], n,
+                       pl.cdf.data() + (size_t(row) * channels + c) * (m + 1), lookups[size_t(row) * channels + c], m,
+                       symbols.data() + (size_t(row) * pl.shape.tokens + size_t(j) * pl.params.sub_tokens) * channels + c,
+                       channels);
   }
 }
 
-// rANS payload: groups in (sub-chunk, row) order with the byte lengths `group_bytes`, decoded row by
-// row so that one row's lookups (C KiB) stay in cache for all its sub-chunks.
-void decode_rans_groups(std::span<const uint8_t> data, const std::vector<uint32_t>& group_bytes,
-                        const std::vector<uint16_t>& cdf, const Params& p, QuantizedChunk& q) {
-  const int rows = q.shape.rows(), channels = q.shape.channels();
-  std::vector<uint64_t> group_offset(group_bytes.size() + 1, 0);
-  for (size_t g = 0; g < group_bytes.size(); ++g) group_offset[g + 1] = group_offset[g] + group_bytes[g];
+// rANS payload: groups decoded row by row so that one row's lookups (C KiB) stay in cache for all
+// its sub-chunks.
+void decode_rans_groups(const CacheGenPayload& pl, std::vector<uint8_t>& symbols) {
+  const int rows = pl.rows(), channels = pl.shape.channels(), m = pl.params.alphabet;
   std::vector<RansSymbolLookup> lookups(static_cast<size_t>(channels));
   for (int row = 0; row < rows; ++row) {
-    const uint16_t* row_cdf = cdf.data() + size_t(row) * channels * (p.alphabet + 1);
-    for (int c = 0; c < channels; ++c) build_symbol_lookup(row_cdf + size_t(c) * (p.alphabet + 1), p.alphabet, lookups[size_t(c)]);
-    for (int64_t s0 = 0, j = 0; s0 < q.shape.tokens; s0 += p.sub_tokens, ++j) {
-      const auto n = static_cast<uint32_t>(std::min<int64_t>(p.sub_tokens, q.shape.tokens - s0)) * uint32_t(channels);
+    const uint16_t* row_cdf = pl.cdf.data() + size_t(row) * channels * (m + 1);
+    for (int c = 0; c < channels; ++c) build_symbol_lookup(row_cdf + size_t(c) * (m + 1), m, lookups[size_t(c)]);
+    for (int64_t j = 0; j < pl.sub_chunks(); ++j) {
       const size_t g = size_t(j) * rows + row;
-      if (!rans_decode_group(data.data() + group_offset[g], group_bytes[g], n, channels, row_cdf, lookups.data(),
-                             p.alphabet, p.rans_states, q.row_token(row, s0)))
+      if (!rans_decode_group(pl.data.data() + pl.offset[g], uint32_t(pl.offset[g + 1] - pl.offset[g]),
+                             pl.sub_chunk_tokens(j) * uint32_t(channels), channels, row_cdf, lookups.data(), m,
+                             pl.params.rans_states,
+                             symbols.data() + (size_t(row) * pl.shape.tokens + size_t(j) * pl.params.sub_tokens) * channels))
         throw BitstreamError(K::kCorruptPayload, "DATA",
                              "rANS group of sub-chunk " + std::to_string(j) + ", row " + std::to_string(row) +
                                  " does not decode to its end state");
@@ -391,66 +262,15 @@ void decode_rans_groups(std::span<const uint8_t> data, const std::vector<uint32_
 }
 
 KvCache decode(const ParsedBitstream& parsed, const DecodeContext& context) {
-  const KvShape& shape = parsed.header.shape;
-  const Params p = parse_params(parsed);
-  const int rows = shape.rows(), channels = shape.channels();
-  const std::vector<uint16_t> cdf = read_cdf(parsed, p, context);
-  const int64_t n_sub = sub_chunk_count(shape.tokens, p.sub_tokens);
-  const bool rans = p.coder == kCoderRans;
-  const auto lens = parsed.section_of_size("LENS", uint64_t(n_sub) * rows * (rans ? 4 : channels));
-  const auto data = parsed.section("DATA");
-
-  // AC: every stream takes >= 1 byte, so the decoded size is bounded by 256x the DATA section.
-  // rANS: a group of n symbols takes 4N..4N + 2n bytes. Check the lengths before allocating the output.
-  uint64_t total = 0;
-  std::vector<uint32_t> group_bytes;
-  for (int64_t j = 0; j < n_sub; ++j) {
-    const uint64_t n = std::min<int64_t>(p.sub_tokens, shape.tokens - j * p.sub_tokens);
-    if (rans) {
-      for (int row = 0; row < rows; ++row) {
-        const uint32_t bytes = load_u32(lens.data() + 4 * (size_t(j) * rows + row));
-        if (bytes < 4u * p.rans_states || bytes > rans_group_capacity(uint32_t(n * channels), p.rans_states))
-          throw BitstreamError(K::kBadSection, "LENS",
-                               "rANS group of sub-chunk " + std::to_string(j) + ", row " + std::to_string(row) +
-                                   " claims " + std::to_string(bytes) + " bytes");
-        group_bytes.push_back(bytes);
-        total += bytes;
-      }
-      continue;
-    }
-    for (int64_t i = 0; i < int64_t(rows) * channels; ++i) {
-      const uint8_t code = lens[size_t(j * rows * channels + i)];
-      total += code == kRawStreamCode ? n : uint64_t(code) + 1;
-    }
-  }
-  if (total != data.size())
-    throw BitstreamError(K::kBadSection, "DATA",
-                         "holds " + std::to_string(data.size()) + " bytes, LENS adds up to " + std::to_string(total));
-
-  QuantizedChunk q{shape, std::vector<uint8_t>(size_t(shape.elements())), std::vector<uint16_t>(size_t(rows * shape.tokens))};
-  const auto scales = parsed.section_of_size("SCAL", uint64_t(rows) * shape.tokens * 2);
-  for (size_t i = 0; i < q.scales.size(); ++i) {
-    q.scales[i] = load_u16(scales.data() + 2 * i);
-    if ((q.scales[i] & 0x8000u) || (q.scales[i] & 0x7C00u) == 0x7C00u)
-      throw BitstreamError(K::kCorruptPayload, "SCAL", "scale " + std::to_string(i) + " is negative, inf or NaN");
-  }
-
-  if (rans)
-    decode_rans_groups(data, group_bytes, cdf, p, q);
+  const CacheGenPayload payload = parse_cachegen_payload(parsed, context);
+  QuantizedChunk q{payload.shape, std::vector<uint8_t>(size_t(payload.shape.elements())), payload.scales};
+  if (payload.params.coder == kCoderRans)
+    decode_rans_groups(payload, q.symbols);
   else
-    decode_ac_streams(data, lens, cdf, p, q);
-  for (int row = 0; row < rows; ++row) {  // symbols beyond the row's [0, 2Q] would dequantize out of range
-    const auto top = static_cast<uint8_t>(2 * bins_to_q(p.spec.bins_of_row(row)));
-    const uint8_t* symbols = q.row_token(row, 0);
-    for (size_t i = 0; i < size_t(shape.tokens) * channels; ++i)
-      if (symbols[i] > top)
-        throw BitstreamError(K::kCorruptPayload, "DATA",
-                             "symbol " + std::to_string(symbols[i]) + " outside [0, " + std::to_string(top) +
-                                 "] in row " + std::to_string(row) + ", channel " + std::to_string(i % channels) +
-                                 ", token " + std::to_string(i / channels));
-  }
-  KvCache out(shape);
-  dequantize_chunk(q, p.spec, p.mode, out);
+    decode_ac_streams(payload, q.symbols);
+  check_symbols(payload, q.symbols);
+  KvCache out(payload.shape);
+  dequantize_chunk(q, payload.params.spec, payload.params.mode, out);
   return out;
 }
 

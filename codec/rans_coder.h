@@ -67,6 +67,16 @@ KVSTREAM_HD uint32_t rans_encode_group(const uint8_t* symbols, uint32_t n, int c
   return bytes;
 }
 
+// One decoding step of one state (the refill aside, which depends on how states share the word
+// stream): the symbol under the state's slot; the state afterwards may lie below L.
+KVSTREAM_HD int rans_decode_symbol(uint32_t& state, const uint16_t* row, const RansSymbolLookup& lookup, int m) {
+  const uint32_t slot = state & 0xFFFFu;
+  const int s = lookup_symbol(row, m, lookup, slot);
+  const uint32_t start = row[s];
+  state = (cdf_top(row, m, s) - start) * (state >> 16) + slot - start;
+  return s;
+}
+
 // Decodes a group of n symbols (symbol i with CDF row i mod channels and its lookup) from
 // in[0..length) into symbols[0..n). Reads nothing outside the group and always writes symbols < m;
 // returns false when the group is corrupt (too short, a state out of range, words left over or
@@ -87,10 +97,7 @@ KVSTREAM_HD bool rans_decode_group(const uint8_t* in, uint32_t length, uint32_t 
   int c = 0, k = 0;
   for (uint32_t i = 0; i < n; ++i) {
     uint32_t state = x[k];
-    const uint32_t slot = state & 0xFFFFu;
-    const int s = lookup_symbol(row, m, *lookup, slot);
-    const uint32_t start = row[s];
-    state = (cdf_top(row, m, s) - start) * (state >> 16) + slot - start;
+    const int s = rans_decode_symbol(state, row, *lookup, m);
     // Renormalise without a branch: the word is read (0 past the end) and used only when needed.
     const bool refill = state < kRansLow;
     const bool inside = pos + 2 <= length;

@@ -1,0 +1,67 @@
+// A CacheGen bitstream's parameters (PARM) and its parsed, checked payload (codec/FORMAT.md §2): what
+// every decoder of the format needs, the CPU one in cachegen_codec.cpp and the GPU one in
+// cuda/gpu_decode.cu. Parsing checks every section against the shape and the level spec, so decoders
+// index the arrays below without further checks.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "bitstream.h"
+#include "cachegen_codec.h"
+#include "codec.h"
+#include "cachegen_quantizer.h"
+#include "ladder.h"
+
+namespace kvstream::codec {
+
+enum class CdfSource : uint8_t { kChunk = 0, kOffline = 1 };
+inline constexpr uint8_t kCoderAc = 1;    // the artifact's arithmetic coder, one stream per (sub-chunk, row, channel)
+inline constexpr uint8_t kCoderRans = 2;  // interleaved rANS, one group per (sub-chunk, row) (rans_coder.h)
+
+// PARM.
+struct CacheGenParams {
+  int level = 0;
+  TokenMode mode;
+  CdfSource cdf_source = CdfSource::kChunk;
+  int alphabet = 0;  // M
+  int sub_tokens = kMaxSubChunkTokens;
+  LevelSpec spec;
+  uint64_t table_id = 0;
+  uint8_t coder = kCoderAc;
+  int rans_states = 0;  // with kCoderRans: a power of two in [1, kRansMaxStates]
+
+  std::vector<uint8_t> serialize() const;
+  static CacheGenParams parse(const ParsedBitstream& parsed);  // throws BitstreamError
+};
+
+inline int64_t sub_chunk_count(int64_t tokens, int sub_tokens) { return (tokens + sub_tokens - 1) / sub_tokens; }
+
+// The coded units of a chunk: AC streams in (sub-chunk, row, channel) order, or rANS groups in
+// (sub-chunk, row) order; unit u occupies data[offset[u], offset[u + 1]).
+struct CacheGenPayload {
+  KvShape shape;
+  CacheGenParams params;
+  std::vector<uint16_t> cdf;      // [2L·C][M + 1] rows, strictly increasing from 0 to 65535
+  std::vector<uint16_t> scales;   // fp16 bits, [2L][T], finite and >= 0
+  std::span<const uint8_t> data;  // DATA (a view into the bitstream)
+  std::vector<uint64_t> offset;   // per unit, plus the end (= DATA size)
+  std::vector<uint8_t> ac_codes;  // AC: the LENS code of each stream (kRawStreamCode: raw symbols)
+
+  int rows() const { return shape.rows(); }
+  int64_t sub_chunks() const { return sub_chunk_count(shape.tokens, params.sub_tokens); }
+  // Tokens of sub-chunk j.
+  uint32_t sub_chunk_tokens(int64_t j) const {
+    return static_cast<uint32_t>(std::min<int64_t>(params.sub_tokens, shape.tokens - j * params.sub_tokens));
+  }
+};
+
+// Throws BitstreamError naming the section for anything the format does not allow (sizes, tables,
+// scales, unit lengths that do not add up to DATA or exceed what a unit can take).
+CacheGenPayload parse_cachegen_payload(const ParsedBitstream& parsed, const DecodeContext& context);
+
+// Throws BitstreamError (corrupt payload, DATA) for a symbol outside its row's [0, 2Q]; `symbols` is
+// [2L][T][C] as decoded.
+void check_symbols(const CacheGenPayload& payload, const std::vector<uint8_t>& symbols);
+
+}  // namespace kvstream::codec

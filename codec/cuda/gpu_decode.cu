@@ -1,0 +1,237 @@
+// Decoding a CacheGen chunk on the GPU (issue 6; DietGPU-style: one format, per-thread code shared
+// with the CPU). Three launches per chunk:
+//   1. lookups: a thread per CDF row builds its slot -> symbol table (cdf.h, the CPU's code);
+//   2. entropy decode, every unit of the chunk (all sub-chunks) in one launch:
+//        ac:   a thread per (sub-chunk, row, channel) stream runs ac_decode_unit (arithmetic_coder.h);
+//        rans: a warp per (sub-chunk, row) group, a lane per state, runs rans_decode_symbol
+//              (rans_coder.h); the lanes that need a word take consecutive words in lane order (a
+//              ballot and a prefix popcount), which is exactly the CPU decoder's state order;
+//   3. dequantize: a thread per value, with round-to-nearest intrinsics so that no multiply-add is
+//      fused: the values equal the CPU's bit for bit.
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <stdexcept>
+
+#include "arithmetic_coder.h"
+#include "gpu_decode_kernels.h"
+#include "rans_coder.h"
+
+namespace kvstream::codec {
+namespace {
+
+void check(cudaError_t status, const char* what) {
+  if (status != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(status));
+}
+
+// A device array that frees itself.
+template <class T>
+class DeviceArray {
+ public:
+  explicit DeviceArray(size_t count) : count_(count) {
+    if (count_) check(cudaMalloc(&ptr_, count_ * sizeof(T)), "cudaMalloc");
+  }
+  DeviceArray(const T* host, size_t count) : DeviceArray(count) {
+    if (count_) check(cudaMemcpy(ptr_, host, count_ * sizeof(T), cudaMemcpyHostToDevice), "cudaMemcpy to the GPU");
+  }
+  ~DeviceArray() {
+    if (ptr_) cudaFree(ptr_);
+  }
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+  T* get() const { return ptr_; }
+  void download(std::vector<T>& host) const {
+    host.resize(count_);
+    if (count_) check(cudaMemcpy(host.data(), ptr_, count_ * sizeof(T), cudaMemcpyDeviceToHost), "cudaMemcpy from the GPU");
+  }
+
+ private:
+  T* ptr_ = nullptr;
+  size_t count_;
+};
+
+// Times the work between construction and stop() on the default stream.
+class GpuTimer {
+ public:
+  GpuTimer() {
+    check(cudaEventCreate(&start_), "cudaEventCreate");
+    check(cudaEventCreate(&stop_), "cudaEventCreate");
+    check(cudaEventRecord(start_), "cudaEventRecord");
+  }
+  ~GpuTimer() {
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+  }
+  float stop_ms() {
+    check(cudaEventRecord(stop_), "cudaEventRecord");
+    check(cudaEventSynchronize(stop_), "a decode kernel");
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, start_, stop_), "cudaEventElapsedTime");
+    return ms;
+  }
+
+ private:
+  cudaEvent_t start_, stop_;
+};
+
+constexpr int kBlock = 256;
+
+unsigned blocks_for(uint64_t threads) { return static_cast<unsigned>((threads + kBlock - 1) / kBlock); }
+
+template <int B>
+__global__ void build_lookups_kernel(const uint16_t* cdf, int m, uint64_t rows, SymbolLookup<B>* lookups) {
+  const uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x;
+  if (i < rows) build_symbol_lookup(cdf + i * (m + 1), m, lookups[i]);
+}
+
+__global__ void ac_decode_kernel(GpuDecodeJob job, const uint8_t* data, const uint64_t* offset, const uint8_t* codes,
+                                 const uint16_t* cdf, const AcSymbolLookup* lookups, uint8_t* symbols) {
+  const uint64_t u = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x;
+  if (u >= job.units) return;
+  const uint64_t per_sub_chunk = uint64_t(2 * job.layers) * job.channels;
+  const int64_t s0 = int64_t(u / per_sub_chunk) * job.sub_tokens;
+  const uint64_t stream = u % per_sub_chunk;  // row * C + channel: its CDF row and lookup
+  const int row = int(stream / job.channels), c = int(stream % job.channels);
+  const auto n = uint32_t(job.tokens - s0 < job.sub_tokens ? job.tokens - s0 : job.sub_tokens);
+  ac_decode_unit(data + offset[u], codes[u], n, cdf + stream * (job.alphabet + 1), lookups[stream], job.alphabet,
+                 symbols + (uint64_t(row) * job.tokens + s0) * job.channels + c, job.channels);
+}
+
+__global__ void rans_decode_kernel(GpuDecodeJob job, const uint8_t* data, const uint64_t* offset, const uint16_t* cdf,
+                                   const RansSymbolLookup* lookups, uint8_t* symbols, int* corrupt) {
+  const uint64_t g = (blockIdx.x * uint64_t(blockDim.x) + threadIdx.x) / 32;  // a warp per group
+  const unsigned lane = threadIdx.x % 32;
+  if (g >= job.units) return;  // the whole warp leaves together
+  const int rows = 2 * job.layers, channels = job.channels, m = job.alphabet, states = job.rans_states;
+  const int64_t s0 = int64_t(g / rows) * job.sub_tokens;
+  const int row = int(g % rows);
+  const auto n = uint32_t((job.tokens - s0 < job.sub_tokens ? job.tokens - s0 : job.sub_tokens) * channels);
+  const uint8_t* in = data + offset[g];
+  const auto length = uint32_t(offset[g + 1] - offset[g]);  // >= 4N, checked by the host parser
+  const uint16_t* row_cdf = cdf + uint64_t(row) * channels * (m + 1);
+  const RansSymbolLookup* row_lookups = lookups + uint64_t(row) * channels;
+  uint8_t* out = symbols + (uint64_t(row) * job.tokens + s0) * channels;
+
+  const bool has_state = lane < unsigned(states);
+  uint32_t x = kRansLow;
+  if (has_state) {
+    const uint8_t* p = in + 4 * lane;
+    x = uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
+  }
+  bool bad = x < kRansLow;
+  uint32_t pos = 4u * unsigned(states);
+  for (uint32_t base = 0; base < n; base += unsigned(states)) {
+    const uint32_t i = base + lane;  // this lane's symbol of the round: state i mod N = lane
+    bool refill = false;
+    if (has_state && i < n) {
+      const int c = int(i % unsigned(channels));
+      out[i] = static_cast<uint8_t>(rans_decode_symbol(x, row_cdf + c * (m + 1), row_lookups[c], m));
+      refill = x < kRansLow;
+    }
+    const unsigned needing = __ballot_sync(0xFFFFFFFFu, refill);
+    if (refill) {
+      const uint32_t p = pos + 2u * unsigned(__popc(needing & ((1u << lane) - 1u)));
+      const bool inside = p + 2 <= length;
+      x = (x << 16) | (inside ? uint32_t(in[p]) | uint32_t(in[p + 1]) << 8 : 0u);
+      bad |= !inside;
+    }
+    pos += 2u * unsigned(__popc(needing));
+  }
+  bad |= x != kRansLow || (lane == 0 && pos != length);
+  if (bad) atomicOr(corrupt, 1);
+}
+
+// x̂ = (s - Q) / Q · m, plus the decoded anchor in anchor/delta mode: the CPU's dequantize_chunk
+// (levels computed by IEEE division, no fused multiply-add).
+__device__ float dequantized(const GpuDecodeJob& job, const uint8_t* symbols, const uint16_t* scales, int q, int row,
+                             int64_t t, int c) {
+  const int s = symbols[(uint64_t(row) * job.tokens + t) * job.channels + c];
+  const float level = __fdiv_rn(float(s - q), float(q));
+  return __fmul_rn(level, __half2float(__ushort_as_half(scales[uint64_t(row) * job.tokens + t])));
+}
+
+__global__ void dequantize_kernel(GpuDecodeJob job, const uint8_t* symbols, const uint16_t* scales, const uint8_t* row_q,
+                                  float* out) {
+  const uint64_t idx = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x;
+  const uint64_t total = uint64_t(2 * job.layers) * job.tokens * job.channels;
+  if (idx >= total) return;
+  const int c = int(idx % job.channels);
+  const int64_t t = int64_t(idx / job.channels % job.tokens);
+  const int row = int(idx / (uint64_t(job.channels) * job.tokens));
+  const int q = row_q[row];
+  float x = dequantized(job, symbols, scales, q, row, t, c);
+  if (job.delta_group > 0 && t % job.delta_group != 0)
+    x = __fadd_rn(x, dequantized(job, symbols, scales, q, row, t - t % job.delta_group, c));
+  const int layer = row % job.layers, part = row / job.layers;
+  out[((uint64_t(layer) * 2 + part) * job.tokens + t) * job.channels + c] = x;
+}
+
+}  // namespace
+
+bool gpu_decode_chunk(const GpuDecodeJob& job, GpuDecodeResult& result, std::string& error) {
+  int devices = 0;
+  const cudaError_t status = cudaGetDeviceCount(&devices);
+  if (status != cudaSuccess || devices == 0) {
+    error = std::string("no GPU (") + (status != cudaSuccess ? cudaGetErrorString(status) : "0 devices") + ")";
+    return false;
+  }
+  if (job.rans && job.rans_states > 32) {
+    error = "the GPU decoder takes rANS groups of at most 32 states (a warp); this chunk has " +
+            std::to_string(job.rans_states);
+    return false;
+  }
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  result.device = prop.name;
+
+  const uint64_t rows = uint64_t(2 * job.layers), cdf_rows = rows * job.channels;
+  const uint64_t elements = rows * uint64_t(job.tokens) * job.channels;
+  const DeviceArray<uint16_t> cdf(job.cdf, cdf_rows * (job.alphabet + 1));
+  const DeviceArray<uint16_t> scales(job.scales, rows * uint64_t(job.tokens));
+  const DeviceArray<uint8_t> row_q(job.row_q, rows);
+  const DeviceArray<uint8_t> data(job.data, job.data_bytes);
+  const DeviceArray<uint64_t> offset(job.offset, job.units + 1);
+  const DeviceArray<uint8_t> symbols(elements);
+  const DeviceArray<float> values(elements);
+  const DeviceArray<int> corrupt(1);
+  check(cudaMemset(corrupt.get(), 0, sizeof(int)), "cudaMemset");
+
+  {
+    GpuTimer timer;
+    if (job.rans) {
+      const DeviceArray<RansSymbolLookup> lookups(cdf_rows);
+      build_lookups_kernel<<<blocks_for(cdf_rows), kBlock>>>(cdf.get(), job.alphabet, cdf_rows, lookups.get());
+      rans_decode_kernel<<<blocks_for(job.units * 32), kBlock>>>(job, data.get(), offset.get(), cdf.get(), lookups.get(),
+                                                                 symbols.get(), corrupt.get());
+      result.entropy_ms = timer.stop_ms();
+    } else {
+      const DeviceArray<uint8_t> codes(job.ac_codes, job.units);
+      const DeviceArray<AcSymbolLookup> lookups(cdf_rows);
+      build_lookups_kernel<<<blocks_for(cdf_rows), kBlock>>>(cdf.get(), job.alphabet, cdf_rows, lookups.get());
+      ac_decode_kernel<<<blocks_for(job.units), kBlock>>>(job, data.get(), offset.get(), codes.get(), cdf.get(),
+                                                          lookups.get(), symbols.get());
+      result.entropy_ms = timer.stop_ms();
+    }
+    check(cudaGetLastError(), "an entropy decode kernel");
+  }
+  {
+    GpuTimer timer;
+    dequantize_kernel<<<blocks_for(elements), kBlock>>>(job, symbols.get(), scales.get(), row_q.get(), values.get());
+    result.dequantize_ms = timer.stop_ms();
+    check(cudaGetLastError(), "the dequantize kernel");
+  }
+  {  // the reference: a device-to-device copy of the chunk's fp16 bytes
+    const DeviceArray<uint16_t> copy(elements);
+    GpuTimer timer;
+    check(cudaMemcpy(copy.get(), values.get(), elements * sizeof(uint16_t), cudaMemcpyDeviceToDevice), "cudaMemcpy D2D");
+    result.copy_ms = timer.stop_ms();
+  }
+  std::vector<int> flag;
+  corrupt.download(flag);
+  result.corrupt = flag.front() != 0;
+  symbols.download(result.symbols);
+  values.download(result.values);
+  return true;
+}
+
+}  // namespace kvstream::codec

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The GPU checks of the codec (issue 6), for a machine that has only the CUDA toolkit and a C++20
+# compiler: no Debian -dev packages, no package registry. Two steps:
+#
+#   bash scripts/gpu-check.sh --prepare   here (a machine with scripts/setup.sh's packages): copies what
+#                                          the build needs into .gpu-deps/ (git-ignored, never committed):
+#                                          nlohmann/json and zstd headers, libzstd.a, the GoogleTest
+#                                          sources Debian installs under /usr/src/googletest, and the KV fixture
+#   bash scripts/gpu-check.sh             on the GPU machine (with .gpu-deps/ carried along): builds the
+#                                          codec with nvcc + g++ (no CMake needed), runs the GPU-vs-CPU
+#                                          identity tests, then prints the decode table (tests/bench/gpu_check.cpp)
+#
+# Variables: NVCC (default /usr/local/cuda/bin/nvcc), CXX (default g++), CUDA_ARCHS (default "80 90").
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+deps=$repo/.gpu-deps
+cd "$repo"
+
+if [[ ${1:-} == --prepare ]]; then
+  rm -rf "$deps" && mkdir -p "$deps/include" "$deps/lib" "$deps/data/kv"
+  cp -r /usr/include/nlohmann "$deps/include/"
+  cp /usr/include/zstd.h /usr/include/zstd_errors.h "$deps/include/"
+  cp /usr/lib/x86_64-linux-gnu/libzstd.a "$deps/lib/"
+  cp -r /usr/src/googletest/googletest "$deps/googletest"
+  fixture=kv/stories260K_tinystories_4x512.safetensors
+  for root in "${KVSTREAM_DATA:-}" "$repo/../shared/data" "${XDG_CACHE_HOME:-$HOME/.cache}/kvstream/data"; do
+    if [[ -n $root && -f $root/$fixture ]]; then cp "$root/$fixture" "$deps/data/kv/"; break; fi
+  done
+  [[ -f $deps/data/$fixture ]] || { echo "gpu-check: $fixture not found (scripts/fetch-data.sh)" >&2; exit 1; }
+  echo "gpu-check: prepared $deps ($(du -sh "$deps" | cut -f1)); carry it to the GPU machine and run scripts/gpu-check.sh"
+  exit 0
+fi
+
+[[ -d $deps ]] || { echo "gpu-check: $deps is missing: run 'bash scripts/gpu-check.sh --prepare' where the packages are" >&2; exit 1; }
+nvcc=${NVCC:-/usr/local/cuda/bin/nvcc}
+cxx=${CXX:-g++}
+cuda_home=$(dirname "$(dirname "$nvcc")")
+build=$repo/build-gpu-check
+mkdir -p "$build"
+archs=""
+for a in ${CUDA_ARCHS:-80 90}; do archs+=" -gencode arch=compute_$a,code=sm_$a"; done
+common=(-O3 -DNDEBUG -DKVSTREAM_HAVE_CUDA=1 "-DKVSTREAM_LADDER_DIR=\"$repo/codec/ladders\""
+        "-DKVSTREAM_SOURCE_DIR=\"$repo\"" -I"$repo/codec" -I"$repo/codec/cuda" -I"$repo/experiments" -I"$repo/tests"
+        -I"$deps/include" -I"$deps/googletest/include" -I"$deps/googletest")
+
+echo "gpu-check: compiling with $($nvcc --version | tail -1) and $($cxx --version | head -1)"
+jobs=$(nproc)
+sources=(codec/*.cpp experiments/data_resolver.cpp tests/codec/test_gpu_decode.cpp
+         "$deps/googletest/src/gtest-all.cc" "$deps/googletest/src/gtest_main.cc" tests/bench/gpu_check.cpp)
+for src in "${sources[@]}"; do
+  "$cxx" -std=c++20 "${common[@]}" -c "$src" -o "$build/$(basename "$src").o" &
+  while (( $(jobs -r | wc -l) >= jobs )); do wait -n; done
+done
+for cu in codec/cuda/*.cu; do
+  # shellcheck disable=SC2086
+  "$nvcc" -std=c++17 -O3 $archs "${common[@]}" -c "$cu" -o "$build/$(basename "$cu").o" &
+done
+wait
+objects=()
+for o in "$build"/*.o; do
+  case $(basename "$o") in gtest_main.cc.o|gpu_check.cpp.o|test_gpu_decode.cpp.o) ;; *) objects+=("$o") ;; esac
+done
+libs=(-L"$cuda_home/lib64" -lcudart_static -ldl -lrt -lpthread "$deps/lib/libzstd.a")
+"$cxx" -o "$build/test_gpu_decode" "$build/test_gpu_decode.cpp.o" "$build/gtest_main.cc.o" "${objects[@]}" "${libs[@]}"
+"$cxx" -o "$build/gpu_check" "$build/gpu_check.cpp.o" "${objects[@]}" "${libs[@]}"
+
+echo "gpu-check: GPU-vs-CPU identity tests"
+KVSTREAM_DATA="$deps/data" "$build/test_gpu_decode"
+echo "gpu-check: decode table"
+"$build/gpu_check"
