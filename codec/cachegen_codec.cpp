@@ -9,6 +9,7 @@
 
 #include "arithmetic_coder.h"
 #include "rans_coder.h"
+#include "rans_decode_x8.h"
 #include "byte_io.h"
 #include "cachegen_quantizer.h"
 #include "cdf.h"
@@ -241,22 +242,36 @@ void decode_ac_streams(const CacheGenPayload& pl, std::vector<uint8_t>& symbols)
 }
 
 // rANS payload: groups decoded row by row so that one row's lookups (C KiB) stay in cache for all
-// its sub-chunks.
+// its sub-chunks; with the AVX2 decoder, two sub-chunks of a row at a time.
 void decode_rans_groups(const CacheGenPayload& pl, std::vector<uint8_t>& symbols) {
   const int rows = pl.rows(), channels = pl.shape.channels(), m = pl.params.alphabet;
-  std::vector<RansSymbolLookup> lookups(static_cast<size_t>(channels));
+  std::vector<RansSymbolLookup> lookups(static_cast<size_t>(channels) + 1);  // + 1: the AVX2 gathers read past the last
+  const bool x8 = pl.params.rans_states == 8 && channels % 8 == 0 && rans_x8_available();
   for (int row = 0; row < rows; ++row) {
     const uint16_t* row_cdf = pl.cdf.data() + size_t(row) * channels * (m + 1);
     for (int c = 0; c < channels; ++c) build_symbol_lookup(row_cdf + size_t(c) * (m + 1), m, lookups[size_t(c)]);
-    for (int64_t j = 0; j < pl.sub_chunks(); ++j) {
+    const auto group = [&](int64_t j) {
       const size_t g = size_t(j) * rows + row;
-      if (!rans_decode_group(pl.data.data() + pl.offset[g], uint32_t(pl.offset[g + 1] - pl.offset[g]),
-                             pl.sub_chunk_tokens(j) * uint32_t(channels), channels, row_cdf, lookups.data(), m,
-                             pl.params.rans_states,
-                             symbols.data() + (size_t(row) * pl.shape.tokens + size_t(j) * pl.params.sub_tokens) * channels))
+      return RansGroup{pl.data.data() + pl.offset[g], uint32_t(pl.offset[g + 1] - pl.offset[g]),
+                       pl.sub_chunk_tokens(j) * uint32_t(channels),
+                       symbols.data() + (size_t(row) * pl.shape.tokens + size_t(j) * pl.params.sub_tokens) * channels};
+    };
+    const auto decode_one = [&](int64_t j) {
+      const RansGroup one = group(j);
+      if (!(x8 ? rans_decode_group_x8(one.in, one.length, one.n, channels, row_cdf, lookups.data(), m, one.symbols)
+               : rans_decode_group(one.in, one.length, one.n, channels, row_cdf, lookups.data(), m,
+                                   pl.params.rans_states, one.symbols)))
         throw BitstreamError(K::kCorruptPayload, "DATA",
                              "rANS group of sub-chunk " + std::to_string(j) + ", row " + std::to_string(row) +
                                  " does not decode to its end state");
+    };
+    for (int64_t j = 0; j < pl.sub_chunks(); ++j) {
+      if (x8 && j + 1 < pl.sub_chunks() && rans_decode_group_pair_x8(group(j), group(j + 1), channels, row_cdf,
+                                                                      lookups.data(), m)) {
+        ++j;
+        continue;
+      }
+      decode_one(j);  // one by one: the last odd sub-chunk, the scalar decoder, or a corrupt pair
     }
   }
 }

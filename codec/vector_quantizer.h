@@ -8,6 +8,7 @@
 // rint rounds half to even in the default rounding mode, like torch.round.
 // Invariant: |x - x̂| <= m / (2Q) up to float32 rounding. An all-zero token stores m = 0 and emits Q.
 #pragma once
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -36,14 +37,16 @@ inline float round_to_even(float v) {
 // fp16 bits of the scale. Throws std::invalid_argument for values that are not finite fp16.
 inline uint16_t quantize_token(const float* x, int channels, int q, RoundingOrder order, uint8_t* symbols,
                                ptrdiff_t stride) {
-  float max_abs = 0.0f;
-  bool out_of_range = false;  // a NaN, an infinity or beyond fp16 (checked after the vectorisable loop)
+  // max |x| on the bit patterns: for non-negative floats the integer order is the float order, and
+  // NaN and infinity lie above every finite value, so one integer max (which vectorises, unlike a
+  // float max under IEEE rules) also finds values that are not finite fp16.
+  uint32_t max_bits = 0;
   for (int c = 0; c < channels; ++c) {
-    const float a = std::fabs(x[c]);
-    out_of_range |= !(a <= kHalfMax);
-    max_abs = a > max_abs ? a : max_abs;
+    const uint32_t bits = std::bit_cast<uint32_t>(x[c]) & 0x7FFFFFFFu;
+    max_bits = bits > max_bits ? bits : max_bits;
   }
-  if (out_of_range)
+  const float max_abs = std::bit_cast<float>(max_bits);
+  if (max_bits > std::bit_cast<uint32_t>(kHalfMax))
     for (int c = 0; c < channels; ++c)
       if (!(std::fabs(x[c]) <= kHalfMax))
         throw std::invalid_argument("KV value " + std::to_string(x[c]) + " at channel " + std::to_string(c) +

@@ -13,6 +13,7 @@
 #include "cdf.h"
 #include "codec.h"
 #include "rans_coder.h"
+#include "rans_decode_x8.h"
 #include "test_support.h"
 
 namespace kvstream::codec {
@@ -106,6 +107,49 @@ TEST(Rans, GarbageDecodesToValidSymbolsOrIsRejectedWithoutReadingOutside) {
   EXPECT_GT(rejected, 450);  // the end-state check catches nearly every corruption
   EXPECT_FALSE(rans_decode_group(good.data(), 3, n, 8, model.cdf.data(), model.lookups.data(), 20, 4,
                                  std::vector<uint8_t>(n).data()));
+}
+
+// The AVX2 decoder of 8-state groups gives exactly the scalar decoder's symbols and verdict, on
+// valid groups and on garbage.
+TEST(Rans, EightLaneDecoderEqualsTheScalarOne) {
+  if (!rans_x8_available()) GTEST_SKIP() << "this CPU has no AVX2";
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 300; ++trial) {
+    const int m = 4 + int(rng() % 61), channels = 8 * (1 + int(rng() % 8));
+    const auto n = static_cast<uint32_t>(channels) * static_cast<uint32_t>(1 + rng() % 300);
+    RandomModel model(m, channels, rng);
+    model.lookups.emplace_back();  // the padding the gathers may read
+    const auto symbols = model.symbols(n, rng);
+    std::vector<uint8_t> group(rans_group_capacity(n, 8));
+    group.resize(rans_encode_group(symbols.data(), n, channels, model.cdf.data(), m, 8, group.data()));
+    if (trial % 2 == 1) group[rng() % group.size()] ^= uint8_t(1 + rng() % 255);  // garbage half the time
+    std::vector<uint8_t> scalar(n), lanes(n);
+    const bool scalar_ok =
+        rans_decode_group(group.data(), uint32_t(group.size()), n, channels, model.cdf.data(), model.lookups.data(), m,
+                          8, scalar.data());
+    const bool lanes_ok = rans_decode_group_x8(group.data(), uint32_t(group.size()), n, channels, model.cdf.data(),
+                                               model.lookups.data(), m, lanes.data());
+    ASSERT_EQ(lanes_ok, scalar_ok) << "trial " << trial;
+    ASSERT_EQ(lanes, scalar) << "trial " << trial;
+    // Paired with a valid group of another length, the same group decodes the same.
+    const auto n2 = static_cast<uint32_t>(channels) * static_cast<uint32_t>(1 + rng() % 300);
+    const auto symbols2 = model.symbols(n2, rng);
+    std::vector<uint8_t> group2(rans_group_capacity(n2, 8));
+    group2.resize(rans_encode_group(symbols2.data(), n2, channels, model.cdf.data(), m, 8, group2.data()));
+    std::vector<uint8_t> paired(n), paired2(n2);
+    const bool pair_ok = rans_decode_group_pair_x8({group.data(), uint32_t(group.size()), n, paired.data()},
+                                                   {group2.data(), uint32_t(group2.size()), n2, paired2.data()},
+                                                   channels, model.cdf.data(), model.lookups.data(), m);
+    ASSERT_EQ(pair_ok, scalar_ok) << "trial " << trial;
+    ASSERT_EQ(paired2, symbols2) << "trial " << trial;
+    if (scalar_ok) {
+      ASSERT_EQ(paired, scalar) << "trial " << trial;
+    }
+    if (trial % 2 == 0) {
+      ASSERT_TRUE(lanes_ok);
+      ASSERT_EQ(lanes, symbols);
+    }
+  }
 }
 
 // The real KV fixture in chunks of 512 tokens: rANS and AC code the same quantized symbols (the
