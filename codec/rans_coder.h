@@ -15,7 +15,8 @@
 //     every state. Encoder states start at L, so after the last symbol every decoder state is L again:
 //     a decoder that ends elsewhere, or with words left over, was given a corrupt group.
 // Layout of a group: N states as u32 little-endian, then the words as u16 little-endian.
-// Both functions are per-thread code (KVSTREAM_HD) for the CPU and a sequential GPU launcher.
+// All functions are per-thread code (KVSTREAM_HD): the CUDA decoder (cuda/gpu_decode.cu) runs
+// rans_decode_symbol in each lane of a warp, the CPU decoders run them in loops.
 #pragma once
 #include <cstdint>
 
