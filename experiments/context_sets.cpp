@@ -6,6 +6,7 @@
 
 #include "content_hash.h"
 #include "data_resolver.h"
+#include "error_text.h"
 #include "context_profiler.h"
 #include "kv_scale.h"
 #include "model_catalog.h"
@@ -49,9 +50,7 @@ Loaded load_set_model(const ContextSetConfig& set, const std::string& path, cons
     throw std::runtime_error(path + ".model: " + e.what());
   } catch (const std::runtime_error& e) {
     if (!set.fallback) throw std::runtime_error(path + ".model: " + e.what());
-    std::string why = std::string(e.what()).substr(0, std::string(e.what()).find('\n'));
-    while (!why.empty() && (why.back() == ':' || why.back() == ' ')) why.pop_back();
-    log("context set " + set.name + ": model " + set.measured.model + " is not available (" + why +
+    log("context set " + set.name + ": model " + set.measured.model + " is not available (" + first_line(e) +
         "); using the fallback " + set.fallback->model);
   }
   try {

@@ -12,9 +12,9 @@
 #include <thread>
 #include <zstd.h>
 
-#include "atomic_file.h"
 #include "content_hash.h"
 #include "data_resolver.h"
+#include "error_text.h"
 #include "context_sets.h"
 #include "figures.h"
 #include "json_reader.h"
@@ -81,9 +81,7 @@ std::vector<TraceSet> load_trace_sets(const ExperimentConfig& config, const std:
     try {
       found = collect_set(set, "inputs", where);
     } catch (const data::DataNotFound& e) {
-      std::string why = std::string(e.what()).substr(0, std::string(e.what()).find('\n'));
-      while (!why.empty() && (why.back() == ':' || why.back() == ' ')) why.pop_back();
-      log << "trace set " << set.name << ": " << why
+      log << "trace set " << set.name << ": " << first_line(e)
           << "; using its fallback: " << nlohmann::json(set.fallback).dump() << std::endl;
       found = collect_set(set, "fallback", where);
       loaded.fallback_used = true;
@@ -241,10 +239,6 @@ void execute_all(const Inputs& in, const std::vector<const RunSpec*>& todo, int 
   if (failed) throw std::runtime_error(error);
 }
 
-void write_json(const fs::path& path, const nlohmann::json& json) {
-  codec::write_file_atomically(path, [&](std::ostream& out) { out << json.dump(1) << "\n"; });
-}
-
 // What a session compares with the results already in its directory: the same resolved config
 // (read back through the parser, so defaults added by a newer build do not matter), shard and
 // profiles. Results of anything else are never mixed in; --overwrite replaces them instead.
@@ -384,12 +378,12 @@ RunnerReport run_experiment(const ExperimentConfig& config, const std::string& c
     for (const char* file : {"runs.jsonl", "summary.csv", "levels.csv", "manifest.json", "config.json", "profiles", "figures"})
       fs::remove_all(out / file);
   fs::create_directories(out);
-  write_json(out / "config.json", resolved);
+  write_json_file(out / "config.json", resolved);
   write_levels_csv(out / "levels.csv", level_rows);
   for (size_t s = 0; s < contexts.size(); ++s) {
     fs::create_directories(out / "profiles" / config.context_sets[s].name);
     for (const auto& profile : contexts[s].measured)
-      write_json(out / "profiles" / config.context_sets[s].name / (profile.name + ".json"), sim::to_json(profile));
+      write_json_file(out / "profiles" / config.context_sets[s].name / (profile.name + ".json"), sim::to_json(profile));
   }
 
   // 2. This shard's part of the grid, and what earlier sessions finished.
@@ -418,7 +412,7 @@ RunnerReport run_experiment(const ExperimentConfig& config, const std::string& c
   if (options.profiles_only) {  // a directory that already holds runs keeps its manifest
     if (!lines.empty()) return report;
     manifest.update({{"state", "profiled"}, {"sessions", nlohmann::json::array()}});
-    write_json(out / "manifest.json", manifest);
+    write_json_file(out / "manifest.json", manifest);
     return report;
   }
   std::error_code ec;
@@ -429,7 +423,7 @@ RunnerReport run_experiment(const ExperimentConfig& config, const std::string& c
   manifest["sessions"].push_back({{"started_at", utc_now()}, {"jobs", options.jobs}, {"resumed_runs", report.resumed_runs},
                                   {"host", manifest["build"]["host"]}});
   manifest["state"] = "running";  // until the last run: an interrupted session leaves it so
-  write_json(out / "manifest.json", manifest);
+  write_json_file(out / "manifest.json", manifest);
 
   // 3. The runs.
   log << config.name << ": " << grid.size() << " runs in the grid, " << report.shard_runs << " in shard "
@@ -455,7 +449,7 @@ RunnerReport run_experiment(const ExperimentConfig& config, const std::string& c
   session["wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   manifest["state"] = "complete";
   manifest["runs"] = lines.size();
-  write_json(out / "manifest.json", manifest);
+  write_json_file(out / "manifest.json", manifest);
   if (options.figures) {
     std::string error;
     report.figures_written = render_figures(out, error);

@@ -23,9 +23,6 @@ std::string file_text(const fs::path& path) {
   return text.str();
 }
 
-void write_json(const fs::path& path, const nlohmann::json& json) {
-  codec::write_file_atomically(path, [&](std::ostream& out) { out << json.dump(1) << "\n"; });
-}
 }  // namespace
 
 MergeReport merge_results(const std::vector<fs::path>& dirs, const fs::path& out, bool figures, std::ostream& log) {
@@ -81,7 +78,7 @@ MergeReport merge_results(const std::vector<fs::path>& dirs, const fs::path& out
   for (auto& entry : runs) lines.push_back(std::move(entry.second));
 
   fs::create_directories(out);
-  write_json(out / "config.json", config);
+  write_json_file(out / "config.json", config);
   codec::write_file_atomically(out / "levels.csv", [&](std::ostream& o) { o << levels; });
   fs::copy(dirs.front() / "profiles", out / "profiles",
            fs::copy_options::recursive | fs::copy_options::overwrite_existing);
@@ -95,7 +92,7 @@ MergeReport merge_results(const std::vector<fs::path>& dirs, const fs::path& out
   manifest["runs"] = lines.size();
   manifest["merged_from"] = merged_from;
   manifest.erase("sessions");
-  write_json(out / "manifest.json", manifest);
+  write_json_file(out / "manifest.json", manifest);
   if (figures) {
     std::string error;
     report.figures_written = render_figures(out, error);
