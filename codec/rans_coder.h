@@ -78,6 +78,17 @@ KVSTREAM_HD int rans_decode_symbol(uint32_t& state, const uint16_t* row, const R
   return s;
 }
 
+// The decoder's renormalisation: a state that fell below L takes the next word (0 past the end of
+// the group, which marks `overrun`). Branch-free: the word is read whether or not it is used.
+KVSTREAM_HD void rans_refill(uint32_t& state, const uint8_t* in, uint32_t length, uint32_t& pos, bool& overrun) {
+  const bool refill = state < kRansLow;
+  const bool inside = pos + 2 <= length;
+  const uint32_t next = inside ? uint32_t(in[pos]) | uint32_t(in[pos + 1]) << 8 : 0u;
+  overrun |= refill && !inside;
+  state = refill ? (state << 16) | next : state;
+  pos += refill ? 2u : 0u;
+}
+
 // Decodes a group of n symbols (symbol i with CDF row i mod channels and its lookup) from
 // in[0..length) into symbols[0..n). Reads nothing outside the group and always writes symbols < m;
 // returns false when the group is corrupt (too short, a state out of range, words left over or
@@ -99,13 +110,7 @@ KVSTREAM_HD bool rans_decode_group(const uint8_t* in, uint32_t length, uint32_t 
   for (uint32_t i = 0; i < n; ++i) {
     uint32_t state = x[k];
     const int s = rans_decode_symbol(state, row, *lookup, m);
-    // Renormalise without a branch: the word is read (0 past the end) and used only when needed.
-    const bool refill = state < kRansLow;
-    const bool inside = pos + 2 <= length;
-    const uint32_t next = inside ? uint32_t(in[pos]) | uint32_t(in[pos + 1]) << 8 : 0u;
-    overrun |= refill && !inside;
-    state = refill ? (state << 16) | next : state;
-    pos += refill ? 2u : 0u;
+    rans_refill(state, in, length, pos, overrun);
     x[k] = state;
     symbols[i] = static_cast<uint8_t>(s);
     if (++c == channels) {

@@ -34,12 +34,7 @@ void scalar_round(uint32_t* x, const uint8_t* in, uint32_t length, uint32_t& pos
   for (int k = 0; k < kLanes; ++k) {
     const int c = c0 + k;
     const int s = rans_decode_symbol(x[k], cdf + c * (m + 1), lookups[c], m);
-    if (x[k] < kRansLow) {
-      const bool inside = pos + 2 <= length;
-      x[k] = (x[k] << 16) | (inside ? uint32_t(in[pos]) | uint32_t(in[pos + 1]) << 8 : 0u);
-      overrun |= !inside;
-      pos += 2;
-    }
+    rans_refill(x[k], in, length, pos, overrun);
     symbols[k] = static_cast<uint8_t>(s);
   }
 }
