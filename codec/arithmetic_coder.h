@@ -98,6 +98,24 @@ KVSTREAM_HD uint32_t ac_encode_stream(const uint8_t* symbols, ptrdiff_t stride, 
   return writer.bytes;
 }
 
+// One stream of a CacheGen chunk as the encoder stores it (codec/FORMAT.md §2): arithmetic coded
+// only if strictly shorter than its n raw symbols (so <= 255 bytes), with trailing zero bytes dropped
+// (the decoder reads zeros past a stream's end, as the artifact's decoder, which zero-fills each
+// stream to 256 bytes); else the n raw symbols, code kRawStreamCode (255). Writes out[0..n) at most
+// and returns the bytes; `code` is the LENS code. Per-thread code, the mirror of ac_decode_unit.
+KVSTREAM_HD uint32_t ac_encode_unit(const uint8_t* symbols, ptrdiff_t stride, uint32_t n, const uint16_t* cdf, int m,
+                                    uint8_t* out, uint8_t& code) {
+  uint32_t length = ac_encode_stream(symbols, stride, n, cdf, m, out, n - 1);
+  if (length < n) {
+    while (length > 1 && out[length - 1] == 0) --length;
+    code = static_cast<uint8_t>(length - 1);
+    return length;
+  }
+  for (uint32_t t = 0; t < n; ++t) out[t] = symbols[t * stride];
+  code = 255;
+  return n;
+}
+
 // MSB-first bit reader over [in, in + length) through a 64-bit window; reads past the end return 0.
 struct AcBitReader {
   const uint8_t* in;

@@ -11,6 +11,7 @@
 #include "rans_coder.h"
 #include "rans_decode_x8.h"
 #include "byte_io.h"
+#include "cachegen_encode_stages.h"
 #include "cachegen_quantizer.h"
 #include "cdf.h"
 #include "offline_cdf.h"
@@ -31,73 +32,23 @@ int default_rans_states(int channels) {
   return states;
 }
 
-// The chunk's CDF rows [2L][C][M+1], from its own histograms or from the offline table.
-std::vector<uint16_t> chunk_cdf(const QuantizedChunk& q, int alphabet) {
-  const int rows = q.shape.rows(), channels = q.shape.channels();
-  std::vector<uint16_t> cdf(size_t(rows) * channels * (alphabet + 1));
-  std::vector<uint64_t> counts(size_t(channels) * alphabet);
-  for (int row = 0; row < rows; ++row) {
-    std::fill(counts.begin(), counts.end(), 0);
-    for (int64_t t = 0; t < q.shape.tokens; ++t) {
-      const uint8_t* s = q.row_token(row, t);
-      for (int c = 0; c < channels; ++c) ++counts[size_t(c) * alphabet + s[c]];
-    }
-    for (int c = 0; c < channels; ++c)
-      build_cdf16(counts.data() + size_t(c) * alphabet, alphabet, cdf.data() + (size_t(row) * channels + c) * (alphabet + 1));
+// The CPU launcher of the encode stages (cachegen_encode_stages.h): stage 1 has run; the CDF rows
+// (stage 2, unless an offline table gave them), every unit into the scratch slots (stage 3), then the
+// units packed in order (stage 4). Returns DATA; the job's unit_bytes and ac_codes describe it.
+std::vector<uint8_t> run_coding_stages(const CacheGenEncodeJob& job, bool chunk_cdf) {
+  if (chunk_cdf)
+    for (uint64_t rc = 0; rc < uint64_t(job.rows()) * uint64_t(job.channels); ++rc) cdf_thread(job, rc);
+  const uint64_t units = job.units();
+  for (uint64_t u = 0; u < units; ++u) job.rans ? rans_group_thread(job, u) : ac_unit_thread(job, u);
+  uint64_t total = 0;
+  for (uint64_t u = 0; u < units; ++u) total += job.unit_bytes[u];
+  std::vector<uint8_t> data(total);
+  uint64_t offset = 0;  // the exclusive prefix sum of the unit sizes
+  for (uint64_t u = 0; u < units; ++u) {
+    copy_unit_bytes(job, u, offset, data.data(), 0, 1);
+    offset += job.unit_bytes[u];
   }
-  return cdf;
-}
-
-// The artifact's layout: one arithmetic-coded stream per (sub-chunk, row, channel), LENS one code per
-// stream. Returns the number of streams stored raw.
-uint64_t encode_ac_streams(const QuantizedChunk& q, const CacheGenParams& p, const std::vector<uint16_t>& cdf,
-                           std::vector<uint8_t>& lens, std::vector<uint8_t>& data) {
-  const int rows = q.shape.rows(), channels = q.shape.channels();
-  uint8_t buffer[kMaxSubChunkTokens];
-  uint64_t raw_streams = 0;
-  for (int64_t s0 = 0; s0 < q.shape.tokens; s0 += p.sub_tokens) {
-    const auto n = static_cast<uint32_t>(std::min<int64_t>(p.sub_tokens, q.shape.tokens - s0));
-    for (int row = 0; row < rows; ++row)
-      for (int c = 0; c < channels; ++c) {
-        const uint8_t* symbols = q.row_token(row, s0) + c;
-        const uint16_t* row_cdf = cdf.data() + (size_t(row) * channels + c) * (p.alphabet + 1);
-        // Arithmetic code only if strictly shorter than the raw symbols (so <= 255 bytes). Trailing
-        // zero bytes are dropped: the decoder reads zeros past a stream's end (as the artifact's
-        // decoder, which zero-fills each stream to 256 bytes), so they carry no information.
-        uint32_t length = ac_encode_stream(symbols, channels, n, row_cdf, p.alphabet, buffer, n - 1);
-        if (length < n)
-          while (length > 1 && buffer[length - 1] == 0) --length;
-        if (length < n) {
-          lens.push_back(static_cast<uint8_t>(length - 1));
-          data.insert(data.end(), buffer, buffer + length);
-        } else {
-          lens.push_back(kRawStreamCode);
-          for (uint32_t t = 0; t < n; ++t) data.push_back(symbols[size_t(t) * channels]);
-          ++raw_streams;
-        }
-      }
-  }
-  return raw_streams;
-}
-
-// The rANS layout: one group per (sub-chunk, row) of n x C symbols in (token, channel) order, LENS
-// its byte length as u32.
-void encode_rans_groups(const QuantizedChunk& q, const CacheGenParams& p, const std::vector<uint16_t>& cdf,
-                        std::vector<uint8_t>& lens, std::vector<uint8_t>& data) {
-  const int rows = q.shape.rows(), channels = q.shape.channels();
-  ByteWriter lengths(lens);
-  for (int64_t s0 = 0; s0 < q.shape.tokens; s0 += p.sub_tokens) {
-    const auto n = static_cast<uint32_t>(std::min<int64_t>(p.sub_tokens, q.shape.tokens - s0)) * uint32_t(channels);
-    for (int row = 0; row < rows; ++row) {
-      const size_t at = data.size();
-      data.resize(at + rans_group_capacity(n, p.rans_states));
-      const uint32_t bytes = rans_encode_group(q.row_token(row, s0), n, channels,
-                                               cdf.data() + size_t(row) * channels * (p.alphabet + 1), p.alphabet,
-                                               p.rans_states, data.data() + at);
-      data.resize(at + bytes);
-      lengths.put<uint32_t>(bytes);
-    }
-  }
+  return data;
 }
 
 class CacheGenCodec final : public Codec {
@@ -146,7 +97,42 @@ class CacheGenCodec final : public Codec {
   std::vector<uint8_t> encode_with_report(const KvChunkView& chunk, int level, int64_t t0, SourceDtype dtype,
                                           CacheGenSizeReport* report) const {
     const KvShape shape = chunk.shape();
-    CacheGenParams p;
+    const CacheGenEncodePlan plan = this->plan(shape, level);
+    const CacheGenParams& p = plan.params;
+    const std::vector<uint8_t> row_q = row_q_values(p.spec, shape.rows());
+    CacheGenEncodeJob job = encode_job(chunk, row_q.data(), p);
+    HostEncodeBuffers buffers;
+    buffers.cdf = plan.offline_cdf;
+    buffers.attach(job);
+    quantize_stage(job);
+    std::vector<uint8_t> data = run_coding_stages(job, p.cdf_source == CdfSource::kChunk);
+
+    const uint64_t payload = data.size();
+    auto bytes = write_cachegen_bitstream({CodecId::kCacheGen, shape, t0, dtype}, p, buffers.scales, buffers.cdf,
+                                          buffers.unit_bytes, buffers.ac_codes, std::move(data));
+    if (report) {
+      double ideal_bits = 0;
+      const int rows = shape.rows(), channels = shape.channels();
+      for (int64_t t = 0; t < shape.tokens; ++t)
+        for (int row = 0; row < rows; ++row)
+          for (int c = 0; c < channels; ++c)
+            ideal_bits += symbol_bits(buffers.cdf.data() + (size_t(row) * channels + c) * (p.alphabet + 1), p.alphabet,
+                                      buffers.symbols[(size_t(row) * size_t(shape.tokens) + size_t(t)) * channels + c]);
+      const uint64_t lens_bytes = job.rans ? 4 * job.units() : job.units();
+      report->total_bytes = bytes.size();
+      report->payload_bytes = payload;
+      report->side_bytes = bytes.size() - payload;
+      report->ideal_bytes = bytes.size() - payload - lens_bytes + static_cast<uint64_t>(std::ceil(ideal_bits / 8));
+      report->raw_streams =
+          job.rans ? 0 : uint64_t(std::count(buffers.ac_codes.begin(), buffers.ac_codes.end(), kRawStreamCode));
+    }
+    return bytes;
+  }
+
+  // The parameters for this shape and level; an offline table's CDF rows when cdf=offline.
+  CacheGenEncodePlan plan(const KvShape& shape, int level) const {
+    CacheGenEncodePlan plan;
+    CacheGenParams& p = plan.params;
     p.level = level;
     p.mode = mode_;
     p.spec = ladder_.level_spec(level, shape.layers);
@@ -154,10 +140,6 @@ class CacheGenCodec final : public Codec {
     p.sub_tokens = sub_tokens_;
     p.coder = coder_;
     if (coder_ == kCoderRans) p.rans_states = rans_states_ ? rans_states_ : default_rans_states(shape.channels());
-    const QuantizedChunk q = quantize_chunk(chunk, p.spec, mode_);
-
-    std::vector<Section> sections;
-    std::vector<uint16_t> cdf;
     if (table_) {
       const auto* lt = table_->level(level);
       if (!lt || lt->spec != p.spec || table_->channels() != shape.channels())
@@ -166,51 +148,9 @@ class CacheGenCodec final : public Codec {
                                     ", C=" + std::to_string(shape.channels()) + ")");
       p.cdf_source = CdfSource::kOffline;
       p.table_id = table_->id();
-      cdf = lt->cdf;
-    } else {
-      cdf = chunk_cdf(q, p.alphabet);
+      plan.offline_cdf = lt->cdf;
     }
-    sections.push_back({section_tag("PARM"), p.serialize()});
-
-    std::vector<uint8_t> scales;
-    ByteWriter(scales).u16_array(q.scales);
-    sections.push_back({section_tag("SCAL"), std::move(scales)});
-
-    if (p.cdf_source == CdfSource::kChunk) {  // interior entries only: cdf[0] = 0 and cdf[M] = 65535 always
-      std::vector<uint8_t> table;
-      ByteWriter w(table);
-      for (size_t stream = 0; stream < cdf.size() / (p.alphabet + 1); ++stream)
-        for (int k = 1; k < p.alphabet; ++k) w.put<uint16_t>(cdf[stream * (p.alphabet + 1) + k]);
-      sections.push_back({section_tag("CDF_"), std::move(table)});
-    }
-
-    const int rows = shape.rows(), channels = shape.channels();
-    std::vector<uint8_t> lens, data;
-    double ideal_bits = 0;
-    uint64_t raw_streams = 0;
-    if (p.coder == kCoderRans)
-      encode_rans_groups(q, p, cdf, lens, data);
-    else
-      raw_streams = encode_ac_streams(q, p, cdf, lens, data);
-    if (report)
-      for (int64_t t = 0; t < shape.tokens; ++t)
-        for (int row = 0; row < rows; ++row)
-          for (int c = 0; c < channels; ++c)
-            ideal_bits += symbol_bits(cdf.data() + (size_t(row) * channels + c) * (p.alphabet + 1), p.alphabet,
-                                      q.row_token(row, t)[c]);
-    const uint64_t payload = data.size();
-    const uint64_t lens_bytes = lens.size();
-    sections.push_back({section_tag("LENS"), std::move(lens)});
-    sections.push_back({section_tag("DATA"), std::move(data)});
-    auto bytes = write_bitstream({CodecId::kCacheGen, shape, t0, dtype}, sections);
-    if (report) {
-      report->total_bytes = bytes.size();
-      report->payload_bytes = payload;
-      report->side_bytes = bytes.size() - payload;
-      report->ideal_bytes = bytes.size() - payload - lens_bytes + static_cast<uint64_t>(std::ceil(ideal_bits / 8));
-      report->raw_streams = raw_streams;
-    }
-    return bytes;
+    return plan;
   }
 
  private:
@@ -290,6 +230,13 @@ KvCache decode(const ParsedBitstream& parsed, const DecodeContext& context) {
 }
 
 }  // namespace
+
+CacheGenEncodePlan plan_cachegen_encode(const std::string& spec, const KvShape& shape, int level,
+                                        std::shared_ptr<const OfflineCdfTable> table) {
+  const CodecSpec parsed = CodecSpec::parse(spec);
+  if (parsed.name != "cachegen") throw std::invalid_argument("not a cachegen spec: " + spec);
+  return CacheGenCodec(parsed, std::move(table)).plan(shape, level);
+}
 
 CacheGenSizeReport cachegen_size_report(const std::string& spec, const KvChunkView& chunk, int level) {
   const CodecSpec parsed = CodecSpec::parse(spec);

@@ -164,6 +164,62 @@ CacheGenPayload parse_cachegen_payload(const ParsedBitstream& parsed, const Deco
   return pl;
 }
 
+CacheGenEncodeJob encode_job(const KvChunkView& chunk, const uint8_t* row_q, const CacheGenParams& params) {
+  CacheGenEncodeJob job = encode_job(chunk, row_q, params.mode);
+  job.alphabet = params.alphabet;
+  job.sub_tokens = params.sub_tokens;
+  job.rans = params.coder == kCoderRans;
+  job.rans_states = params.rans_states;
+  return job;
+}
+
+void HostEncodeBuffers::attach(CacheGenEncodeJob& job) {
+  const uint64_t tokens = uint64_t(job.rows()) * uint64_t(job.tokens), units = job.units();
+  symbols.resize(tokens * uint64_t(job.channels));
+  scales.resize(tokens);
+  cdf.resize(uint64_t(job.rows()) * uint64_t(job.channels) * uint64_t(job.alphabet + 1));
+  scratch.resize(units * job.unit_capacity());
+  unit_start.resize(units);
+  unit_bytes.resize(units);
+  ac_codes.resize(units);
+  job.symbols = symbols.data();
+  job.scales = scales.data();
+  job.cdf = cdf.data();
+  job.scratch = scratch.data();
+  job.unit_start = unit_start.data();
+  job.unit_bytes = unit_bytes.data();
+  job.ac_codes = ac_codes.data();
+}
+
+std::vector<uint8_t> write_cachegen_bitstream(const BitstreamHeader& header, const CacheGenParams& params,
+                                              std::span<const uint16_t> scales, std::span<const uint16_t> cdf,
+                                              std::span<const uint32_t> unit_bytes, std::span<const uint8_t> ac_codes,
+                                              std::vector<uint8_t> data) {
+  std::vector<Section> sections;
+  sections.push_back({section_tag("PARM"), params.serialize()});
+  std::vector<uint8_t> scale_bytes;
+  ByteWriter(scale_bytes).u16_array(scales);
+  sections.push_back({section_tag("SCAL"), std::move(scale_bytes)});
+  if (params.cdf_source == CdfSource::kChunk) {  // interior entries only: cdf[0] = 0 and cdf[M] = 65535 always
+    std::vector<uint8_t> table;
+    ByteWriter w(table);
+    const size_t row_size = size_t(params.alphabet) + 1;
+    for (size_t row = 0; row < cdf.size() / row_size; ++row)
+      for (int k = 1; k < params.alphabet; ++k) w.put<uint16_t>(cdf[row * row_size + size_t(k)]);
+    sections.push_back({section_tag("CDF_"), std::move(table)});
+  }
+  std::vector<uint8_t> lens;
+  if (params.coder == kCoderRans) {
+    ByteWriter w(lens);
+    for (uint32_t bytes : unit_bytes) w.put<uint32_t>(bytes);
+  } else {
+    lens.assign(ac_codes.begin(), ac_codes.end());
+  }
+  sections.push_back({section_tag("LENS"), std::move(lens)});
+  sections.push_back({section_tag("DATA"), std::move(data)});
+  return write_bitstream(header, sections);
+}
+
 void check_symbols(const CacheGenPayload& payload, const std::vector<uint8_t>& symbols) {
   const int channels = payload.shape.channels();
   const size_t per_row = size_t(payload.shape.tokens) * size_t(channels);

@@ -4,7 +4,9 @@
 // index the arrays below without further checks.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "bitstream.h"
@@ -59,6 +61,36 @@ struct CacheGenPayload {
 // Throws BitstreamError naming the section for anything the format does not allow (sizes, tables,
 // scales, unit lengths that do not add up to DATA or exceed what a unit can take).
 CacheGenPayload parse_cachegen_payload(const ParsedBitstream& parsed, const DecodeContext& context);
+
+// The writing side, shared by the CPU and GPU encoders.
+// What an encoder needs besides the KV: the parameters for this shape and level, and the offline
+// table's CDF rows when cdf=offline (empty: the chunk's own CDF). Defined in cachegen_codec.cpp;
+// throws std::invalid_argument for a bad spec or a table that does not fit the shape.
+struct CacheGenEncodePlan {
+  CacheGenParams params;
+  std::vector<uint16_t> offline_cdf;
+};
+CacheGenEncodePlan plan_cachegen_encode(const std::string& spec, const KvShape& shape, int level,
+                                        std::shared_ptr<const OfflineCdfTable> table = nullptr);
+
+// An encode job (cachegen_encode_stages.h) for `chunk` under `params`, without buffers.
+CacheGenEncodeJob encode_job(const KvChunkView& chunk, const uint8_t* row_q, const CacheGenParams& params);
+
+// Host memory for every buffer of an encode job (the CPU encoder's and the tests').
+struct HostEncodeBuffers {
+  std::vector<uint8_t> symbols, scratch, ac_codes;
+  std::vector<uint16_t> scales, cdf;
+  std::vector<uint32_t> unit_start, unit_bytes;
+  // Sizes the buffers for `job` and points it at them; `cdf` keeps rows already in it (an offline table).
+  void attach(CacheGenEncodeJob& job);
+};
+
+// The bitstream of one encoded chunk: PARM, SCAL, CDF_ (chunk CDFs only: interior entries), LENS
+// (ac: each stream's code; rans: each group's bytes as u32) and DATA (the units in order).
+std::vector<uint8_t> write_cachegen_bitstream(const BitstreamHeader& header, const CacheGenParams& params,
+                                              std::span<const uint16_t> scales, std::span<const uint16_t> cdf,
+                                              std::span<const uint32_t> unit_bytes, std::span<const uint8_t> ac_codes,
+                                              std::vector<uint8_t> data);
 
 // Throws BitstreamError (corrupt payload, DATA) for a symbol outside its row's [0, 2Q]; `symbols` is
 // [2L][T][C] as decoded.

@@ -9,8 +9,10 @@
 // Either way |x - x̂| <= scale / (2Q) per element, scale being that token's stored fp16 absmax.
 #pragma once
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
+#include "cachegen_encode_stages.h"
 #include "kv_cache.h"
 #include "ladder.h"
 
@@ -33,6 +35,20 @@ struct QuantizedChunk {
     return symbols.data() + (int64_t(row) * shape.tokens + t) * shape.channels();
   }
 };
+
+// Q of every CacheGen row (bins / 2 - 1 of its layer's bins), [2L].
+std::vector<uint8_t> row_q_values(const LevelSpec& spec, int rows);
+
+// An encode job (cachegen_encode_stages.h) with the chunk, its rows' Q and the token mode set; the
+// caller adds the buffers and, past quantization, the coding parameters.
+CacheGenEncodeJob encode_job(const KvChunkView& chunk, const uint8_t* row_q, TokenMode mode);
+
+// The error for token i (row·T + t) of `job` whose channel `channel` is not quantizable (not a finite
+// fp16 number, or its difference to the decoded anchor is not).
+std::invalid_argument non_finite_token_error(const CacheGenEncodeJob& job, uint64_t i, int channel);
+
+// Stage 1 on the CPU: both passes, every token in turn. Throws non_finite_token_error's error.
+void quantize_stage(const CacheGenEncodeJob& job);
 
 QuantizedChunk quantize_chunk(const KvChunkView& chunk, const LevelSpec& spec, TokenMode mode);
 // Writes the decoded values into `out` (shape == q.shape).

@@ -19,8 +19,10 @@ inline constexpr int kMaxAlphabet = 64;  // M <= 64: fits the GPU decoder's shar
 // Branch-free: every table has cdf[m] = 65535 (built so, and checked when read), so top(m-1) = cdf[m] + 1.
 KVSTREAM_HD uint32_t cdf_top(const uint16_t* cdf, int m, int s) { return uint32_t(cdf[s + 1]) + uint32_t(s == m - 1); }
 
-// counts[0..m-1] -> cdf[0..m]. An all-zero count vector gives the uniform-ish "+k" table.
-inline void build_cdf16(const uint64_t* counts, int m, uint16_t* cdf) {
+// counts[0..m-1] -> cdf[0..m]. An all-zero count vector gives the uniform-ish "+k" table. Per-thread
+// code: the GPU encoder builds one row per thread with 32-bit counts.
+template <class Count>
+KVSTREAM_HD void build_cdf16(const Count* counts, int m, uint16_t* cdf) {
   uint64_t total = 0;
   for (int k = 0; k < m; ++k) total += counts[k];
   const uint64_t range = 65535u - static_cast<uint64_t>(m);

@@ -7,7 +7,7 @@
 #include "bitstream_error.h"
 #include "cachegen_payload.h"
 #include "gpu_decode_kernels.h"
-#include "vector_quantizer.h"
+#include "cachegen_quantizer.h"
 
 namespace kvstream::codec {
 
@@ -17,9 +17,7 @@ GpuDecoded gpu_decode_cachegen(std::span<const uint8_t> bitstream, const DecodeC
     throw std::runtime_error("the GPU decoder takes cachegen bitstreams (codec id 5), not codec id " +
                              std::to_string(static_cast<int>(parsed.header.codec)));
   const CacheGenPayload payload = parse_cachegen_payload(parsed, context);
-  std::vector<uint8_t> row_q(static_cast<size_t>(payload.rows()));
-  for (int row = 0; row < payload.rows(); ++row)
-    row_q[size_t(row)] = static_cast<uint8_t>(bins_to_q(payload.params.spec.bins_of_row(row)));
+  const std::vector<uint8_t> row_q = row_q_values(payload.params.spec, payload.rows());
 
   GpuDecodeJob job;
   job.rans = payload.params.coder == kCoderRans;

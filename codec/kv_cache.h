@@ -33,6 +33,8 @@ class KvChunkView {
   KvShape shape() const { return shape_; }  // shape().tokens == t1 - t0
   int64_t t0() const { return t0_; }
   int64_t t1() const { return t0_ + shape_.tokens; }
+  const float* base() const { return base_; }          // the whole context's values
+  int64_t full_tokens() const { return full_tokens_; }  // its tokens
   // Pointer to the C channels of token t (0-based within the chunk) of CacheGen row r.
   const float* token(int row, int64_t t) const {
     const int layer = row % shape_.layers;

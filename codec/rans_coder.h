@@ -15,8 +15,9 @@
 //     every state. Encoder states start at L, so after the last symbol every decoder state is L again:
 //     a decoder that ends elsewhere, or with words left over, was given a corrupt group.
 // Layout of a group: N states as u32 little-endian, then the words as u16 little-endian.
-// All functions are per-thread code (KVSTREAM_HD): the CUDA decoder (cuda/gpu_decode.cu) runs
-// rans_decode_symbol in each lane of a warp, the CPU decoders run them in loops.
+// All functions are per-thread code (KVSTREAM_HD): the CUDA kernels (cuda/gpu_decode.cu,
+// cuda/gpu_encode.cu) run rans_decode_symbol / rans_encode_symbol in each lane of a warp, a lane per
+// state, the CPU runs them in loops.
 #pragma once
 #include <cstdint>
 
@@ -33,6 +34,31 @@ using RansSymbolLookup = SymbolLookup<10>;  // 1 KiB per CDF row: a symbol bound
 // (freq >= 1 out of 2^16 costs at most 16 bits).
 KVSTREAM_HD uint32_t rans_group_capacity(uint32_t n, int states) { return 4u * uint32_t(states) + 2u * n; }
 
+// One encoding step of one state: symbol s under the CDF row `row`. Returns true when the state first
+// gave out its low 16 bits as `word`, which goes in front of the words written so far.
+KVSTREAM_HD bool rans_encode_symbol(uint32_t& state, const uint16_t* row, int m, int s, uint16_t& word) {
+  const uint32_t start = row[s], freq = cdf_top(row, m, s) - start;
+  const bool emit = state >= freq << 16;
+  word = static_cast<uint16_t>(state);
+  if (emit) state >>= 16;
+  state = ((state / freq) << 16) | (state % freq + start);
+  return emit;
+}
+
+// The warp encoder (cuda/gpu_encode.cu) codes a round of symbols base .. base + N - 1 at once, lane k
+// with state k. The sequential encoder would have coded them from the highest lane down, each word in
+// front of the previous ones; so a lane that gives out a word (bit `lane` of `emitting`) puts it below
+// those of the higher emitting lanes. `word` is where the words of the earlier rounds begin.
+KVSTREAM_HD uint32_t rans_round_word_position(uint32_t word, uint32_t emitting, unsigned lane) {
+  const uint32_t higher = lane >= 31 ? 0u : emitting >> (lane + 1);
+#if defined(__CUDA_ARCH__)
+  const auto above = static_cast<uint32_t>(__popc(higher));
+#else
+  const auto above = static_cast<uint32_t>(__builtin_popcount(higher));
+#endif
+  return word - 2u * (above + 1u);
+}
+
 // Encodes symbols[0..n) where symbol i uses the CDF row cdf + (i mod channels) * (m + 1), with
 // `states` (1..kRansMaxStates) interleaved states, into out[0..rans_group_capacity); returns the bytes.
 KVSTREAM_HD uint32_t rans_encode_group(const uint8_t* symbols, uint32_t n, int channels, const uint16_t* cdf, int m,
@@ -46,17 +72,12 @@ KVSTREAM_HD uint32_t rans_encode_group(const uint8_t* symbols, uint32_t n, int c
   int c = n ? static_cast<int>((n - 1) % uint32_t(channels)) : 0;
   int k = n ? static_cast<int>((n - 1) % uint32_t(states)) : 0;
   for (uint32_t i = n; i-- > 0;) {
-    const uint16_t* row = cdf + c * (m + 1);
-    const int s = symbols[i];
-    const uint32_t start = row[s], freq = cdf_top(row, m, s) - start;
-    uint32_t state = x[k];
-    if (state >= freq << 16) {
+    uint16_t out_word;
+    if (rans_encode_symbol(x[k], cdf + c * (m + 1), m, symbols[i], out_word)) {
       word -= 2;
-      word[0] = static_cast<uint8_t>(state);
-      word[1] = static_cast<uint8_t>(state >> 8);
-      state >>= 16;
+      word[0] = static_cast<uint8_t>(out_word);
+      word[1] = static_cast<uint8_t>(out_word >> 8);
     }
-    x[k] = ((state / freq) << 16) | (state % freq + start);
     c = c == 0 ? channels - 1 : c - 1;
     k = k == 0 ? states - 1 : k - 1;
   }

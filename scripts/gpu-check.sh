@@ -8,7 +8,10 @@
 #                                          sources Debian installs under /usr/src/googletest, and the KV fixture
 #   bash scripts/gpu-check.sh             on the GPU machine (with .gpu-deps/ carried along): builds the
 #                                          codec with nvcc + g++ (no CMake needed), runs the GPU-vs-CPU
-#                                          identity tests, then prints the decode table (tests/bench/gpu_check.cpp)
+#                                          identity tests (encode: same bytes; decode: same values), then
+#                                          prints the encode/decode table (tests/bench/gpu_check.cpp) and
+#                                          writes the decode throughputs to $OUT (or build-gpu-check/)
+#                                          gpu_decode.json, for `kvstream profile-decode --from`
 #
 # Variables: NVCC (default /usr/local/cuda/bin/nvcc), CXX (default g++), CUDA_ARCHS (default "80 90").
 set -euo pipefail
@@ -45,7 +48,7 @@ common=(-O3 -DNDEBUG -DKVSTREAM_HAVE_CUDA=1 "-DKVSTREAM_LADDER_DIR=\"$repo/codec
 
 echo "gpu-check: compiling with $($nvcc --version | tail -1) and $($cxx --version | head -1)"
 jobs=$(nproc)
-sources=(codec/*.cpp experiments/data_resolver.cpp tests/codec/test_gpu_decode.cpp
+sources=(codec/*.cpp experiments/data_resolver.cpp tests/codec/test_gpu_decode.cpp tests/codec/test_gpu_encode.cpp
          "$deps/googletest/src/gtest-all.cc" "$deps/googletest/src/gtest_main.cc" tests/bench/gpu_check.cpp)
 for src in "${sources[@]}"; do
   "$cxx" -std=c++20 "${common[@]}" -c "$src" -o "$build/$(basename "$src").o" &
@@ -58,13 +61,14 @@ done
 wait
 objects=()
 for o in "$build"/*.o; do
-  case $(basename "$o") in gtest_main.cc.o|gpu_check.cpp.o|test_gpu_decode.cpp.o) ;; *) objects+=("$o") ;; esac
+  case $(basename "$o") in gtest_main.cc.o|gpu_check.cpp.o|test_gpu_*.cpp.o) ;; *) objects+=("$o") ;; esac
 done
 libs=(-L"$cuda_home/lib64" -lcudart_static -ldl -lrt -lpthread "$deps/lib/libzstd.a")
-"$cxx" -o "$build/test_gpu_decode" "$build/test_gpu_decode.cpp.o" "$build/gtest_main.cc.o" "${objects[@]}" "${libs[@]}"
+"$cxx" -o "$build/test_gpu_codec" "$build/test_gpu_decode.cpp.o" "$build/test_gpu_encode.cpp.o" "$build/gtest_main.cc.o" \
+  "${objects[@]}" "${libs[@]}"
 "$cxx" -o "$build/gpu_check" "$build/gpu_check.cpp.o" "${objects[@]}" "${libs[@]}"
 
 echo "gpu-check: GPU-vs-CPU identity tests"
-KVSTREAM_DATA="$deps/data" "$build/test_gpu_decode"
-echo "gpu-check: decode table"
-"$build/gpu_check"
+KVSTREAM_DATA="$deps/data" "$build/test_gpu_codec"
+echo "gpu-check: encode/decode table"
+"$build/gpu_check" "${OUT:-$build}/gpu_decode.json"

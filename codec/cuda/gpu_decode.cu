@@ -14,69 +14,12 @@
 #include <stdexcept>
 
 #include "arithmetic_coder.h"
+#include "device_buffers.cuh"
 #include "gpu_decode_kernels.h"
 #include "rans_coder.h"
 
 namespace kvstream::codec {
 namespace {
-
-void check(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(status));
-}
-
-// A device array that frees itself.
-template <class T>
-class DeviceArray {
- public:
-  explicit DeviceArray(size_t count) : count_(count) {
-    if (count_) check(cudaMalloc(&ptr_, count_ * sizeof(T)), "cudaMalloc");
-  }
-  DeviceArray(const T* host, size_t count) : DeviceArray(count) {
-    if (count_) check(cudaMemcpy(ptr_, host, count_ * sizeof(T), cudaMemcpyHostToDevice), "cudaMemcpy to the GPU");
-  }
-  ~DeviceArray() {
-    if (ptr_) cudaFree(ptr_);
-  }
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-  T* get() const { return ptr_; }
-  void download(std::vector<T>& host) const {
-    host.resize(count_);
-    if (count_) check(cudaMemcpy(host.data(), ptr_, count_ * sizeof(T), cudaMemcpyDeviceToHost), "cudaMemcpy from the GPU");
-  }
-
- private:
-  T* ptr_ = nullptr;
-  size_t count_;
-};
-
-// Times the work between construction and stop() on the default stream.
-class GpuTimer {
- public:
-  GpuTimer() {
-    check(cudaEventCreate(&start_), "cudaEventCreate");
-    check(cudaEventCreate(&stop_), "cudaEventCreate");
-    check(cudaEventRecord(start_), "cudaEventRecord");
-  }
-  ~GpuTimer() {
-    cudaEventDestroy(start_);
-    cudaEventDestroy(stop_);
-  }
-  float stop_ms() {
-    check(cudaEventRecord(stop_), "cudaEventRecord");
-    check(cudaEventSynchronize(stop_), "a decode kernel");
-    float ms = 0;
-    check(cudaEventElapsedTime(&ms, start_, stop_), "cudaEventElapsedTime");
-    return ms;
-  }
-
- private:
-  cudaEvent_t start_, stop_;
-};
-
-constexpr int kBlock = 256;
-
-unsigned blocks_for(uint64_t threads) { return static_cast<unsigned>((threads + kBlock - 1) / kBlock); }
 
 template <int B>
 __global__ void build_lookups_kernel(const uint16_t* cdf, int m, uint64_t rows, SymbolLookup<B>* lookups) {
@@ -169,20 +112,13 @@ __global__ void dequantize_kernel(GpuDecodeJob job, const uint8_t* symbols, cons
 }  // namespace
 
 bool gpu_decode_chunk(const GpuDecodeJob& job, GpuDecodeResult& result, std::string& error) {
-  int devices = 0;
-  const cudaError_t status = cudaGetDeviceCount(&devices);
-  if (status != cudaSuccess || devices == 0) {
-    error = std::string("no GPU (") + (status != cudaSuccess ? cudaGetErrorString(status) : "0 devices") + ")";
-    return false;
-  }
   if (job.rans && job.rans_states > 32) {
     error = "the GPU decoder takes rANS groups of at most 32 states (a warp); this chunk has " +
             std::to_string(job.rans_states);
     return false;
   }
-  cudaDeviceProp prop{};
-  check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
-  result.device = prop.name;
+  error = usable_gpu(result.device);
+  if (!error.empty()) return false;
 
   const uint64_t rows = uint64_t(2 * job.layers), cdf_rows = rows * job.channels;
   const uint64_t elements = rows * uint64_t(job.tokens) * job.channels;

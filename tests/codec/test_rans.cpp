@@ -3,6 +3,8 @@
 // arithmetic coder on the real fixture.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <bit>
 #include <random>
 #include <vector>
 
@@ -63,6 +65,45 @@ TEST(Rans, RoundTripsOnRandomModelsForEveryStateCount) {
                                   decoded.data()))
         << "trial " << trial << ": m " << m << ", channels " << channels << ", states " << states << ", n " << n;
     ASSERT_EQ(decoded, symbols) << "trial " << trial;
+  }
+}
+
+// The GPU encoder's rounds (cuda/gpu_encode.cu: a lane per state, a ballot of the lanes that give
+// out a word, rans_round_word_position to place it) run here lane by lane: the group's bytes must be
+// the sequential encoder's.
+TEST(Rans, WarpRoundsGiveTheSequentialEncodersBytes) {
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 200; ++trial) {
+    const int m = 4 + int(rng() % 61), channels = 1 + int(rng() % 40), states = 1 << (rng() % 6);  // <= 32 lanes
+    const auto n = static_cast<uint32_t>(1 + rng() % 3000);
+    RandomModel model(m, channels, rng);
+    const auto symbols = model.symbols(n, rng);
+    std::vector<uint8_t> sequential(rans_group_capacity(n, states)), warp(sequential.size());
+    const uint32_t bytes = rans_encode_group(symbols.data(), n, channels, model.cdf.data(), m, states, sequential.data());
+
+    std::vector<uint32_t> x(32, kRansLow);
+    uint32_t word = rans_group_capacity(n, states);
+    for (int64_t base = int64_t((n - 1) / uint32_t(states) * uint32_t(states)); base >= 0; base -= states) {
+      std::vector<uint16_t> out(32);
+      uint32_t emitting = 0;  // the ballot
+      for (unsigned lane = 0; lane < unsigned(states) && base + lane < n; ++lane) {
+        const uint64_t i = uint64_t(base) + lane;
+        const uint16_t* row = model.cdf.data() + (i % uint64_t(channels)) * uint64_t(m + 1);
+        if (rans_encode_symbol(x[lane], row, m, symbols[i], out[lane])) emitting |= 1u << lane;
+      }
+      for (unsigned lane = 0; lane < 32; ++lane)
+        if (emitting >> lane & 1u) {
+          const uint32_t at = rans_round_word_position(word, emitting, lane);
+          warp[at] = static_cast<uint8_t>(out[lane]);
+          warp[at + 1] = static_cast<uint8_t>(out[lane] >> 8);
+        }
+      word -= 2u * uint32_t(std::popcount(emitting));
+    }
+    const uint32_t head = word - 4u * uint32_t(states);
+    for (int lane = 0; lane < states; ++lane)
+      for (int b = 0; b < 4; ++b) warp[head + 4u * unsigned(lane) + unsigned(b)] = static_cast<uint8_t>(x[size_t(lane)] >> (8 * b));
+    ASSERT_EQ(warp.size() - head, bytes) << "trial " << trial;
+    ASSERT_TRUE(std::equal(sequential.begin(), sequential.begin() + bytes, warp.begin() + head)) << "trial " << trial;
   }
 }
 

@@ -1,0 +1,197 @@
+// Encoding a CacheGen chunk on the GPU (issue 6): the stages of cachegen_encode_stages.h, each a
+// launch over all sub-chunks of the chunk, with the per-thread code the CPU encoder runs:
+//   1. quantize: a thread per (row, token), the anchors' pass, then in anchor/delta mode the others';
+//   2. cdf:      a thread per (row, channel) CDF row (skipped with an offline table);
+//   3. entropy:  ac: a thread per stream (ac_unit_thread); rans: a warp per group, a lane per state
+//                running rans_encode_symbol, the lanes that give out a word placing it by a ballot and
+//                a popcount of the higher lanes, which is exactly the CPU encoder's order;
+//   4. compact:  an exclusive scan (CUB) of the unit sizes, then a block per unit copies it into DATA.
+// The host writes the bitstream (cachegen_payload.h), so it equals the CPU encoder's byte for byte.
+#include <cub/device/device_scan.cuh>
+#include <cuda_runtime.h>
+
+#include <limits>
+
+#include "cachegen_encode_stages.h"
+#include "device_buffers.cuh"
+#include "gpu_encode_kernels.h"
+
+namespace kvstream::codec {
+namespace {
+
+// The first failing token and channel, packed so that atomicMin finds the first token of the pass.
+constexpr unsigned long long kNoBadToken = std::numeric_limits<unsigned long long>::max();
+constexpr int kChannelBits = 24;
+
+__global__ void quantize_kernel(CacheGenEncodeJob job, bool anchors, unsigned long long* first_bad) {
+  const uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x;
+  if (i >= uint64_t(job.rows()) * uint64_t(job.tokens)) return;
+  const int bad = quantize_thread(job, i, anchors);
+  if (bad >= 0) atomicMin(first_bad, (static_cast<unsigned long long>(i) << kChannelBits) | unsigned(bad));
+}
+
+__global__ void cdf_kernel(CacheGenEncodeJob job) {
+  const uint64_t rc = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x;
+  if (rc < uint64_t(job.rows()) * uint64_t(job.channels)) cdf_thread(job, rc);
+}
+
+__global__ void ac_encode_kernel(CacheGenEncodeJob job) {
+  const uint64_t u = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x;
+  if (u < job.units()) ac_unit_thread(job, u);
+}
+
+// A warp per group g = sub-chunk·2L + row. The CPU (rans_encode_group) codes symbols i = n-1 .. 0,
+// symbol i with state i mod N, each word written in front of the ones before. Here a round codes
+// symbols base .. base + N - 1 at once, lane k holding state k, and rans_round_word_position puts
+// each word where the CPU would have (tests/codec/test_rans.cpp runs these rounds on the CPU). The
+// group ends up at slot[head, capacity), with the N states at head.
+__global__ void rans_encode_kernel(CacheGenEncodeJob job) {
+  const uint64_t g = (blockIdx.x * uint64_t(blockDim.x) + threadIdx.x) / 32;
+  const unsigned lane = threadIdx.x % 32;
+  if (g >= job.units()) return;  // the whole warp leaves together
+  const int64_t j = static_cast<int64_t>(g / uint64_t(job.rows()));
+  const uint64_t row = g % uint64_t(job.rows());
+  const unsigned states = unsigned(job.rans_states), channels = unsigned(job.channels);
+  const uint32_t n = job.sub_chunk_tokens(j) * channels;
+  const uint8_t* symbols =
+      job.symbols + (row * uint64_t(job.tokens) + uint64_t(j) * uint64_t(job.sub_tokens)) * channels;
+  const uint16_t* row_cdf = job.cdf + row * channels * uint64_t(job.alphabet + 1);
+  uint8_t* slot = job.scratch + g * job.unit_capacity();
+  const uint32_t end = rans_group_capacity(n, job.rans_states);
+
+  uint32_t x = kRansLow, word = end;  // word: where the last word written begins
+  for (int64_t base = int64_t((n - 1) / states * states); base >= 0; base -= states) {
+    const uint64_t i = uint64_t(base) + lane;
+    bool emit = false;
+    uint16_t out = 0;
+    if (lane < states && i < n)
+      emit = rans_encode_symbol(x, row_cdf + (i % channels) * uint64_t(job.alphabet + 1), job.alphabet, symbols[i], out);
+    const unsigned emitting = __ballot_sync(0xFFFFFFFFu, emit);
+    if (emit) {
+      const uint32_t at = rans_round_word_position(word, emitting, lane);
+      slot[at] = static_cast<uint8_t>(out);
+      slot[at + 1] = static_cast<uint8_t>(out >> 8);
+    }
+    word -= 2u * unsigned(__popc(emitting));
+  }
+  const uint32_t head = word - 4u * states;
+  if (lane < states)
+    for (int b = 0; b < 4; ++b) slot[head + 4 * lane + b] = static_cast<uint8_t>(x >> (8 * b));
+  if (lane == 0) {
+    job.unit_start[g] = head;
+    job.unit_bytes[g] = end - head;
+  }
+}
+
+__global__ void compact_kernel(CacheGenEncodeJob job, const uint64_t* offset, uint8_t* data) {
+  const uint64_t u = blockIdx.x;
+  copy_unit_bytes(job, u, offset[u], data, threadIdx.x, blockDim.x);
+}
+
+}  // namespace
+
+bool gpu_encode_chunk(const CacheGenEncodeJob& host, bool chunk_cdf, GpuEncodeResult& result, std::string& error) {
+  if (host.rans && host.rans_states > 32) {
+    error = "the GPU encoder takes rANS groups of at most 32 states (a warp); this chunk asks for " +
+            std::to_string(host.rans_states);
+    return false;
+  }
+  error = usable_gpu(result.device);
+  if (!error.empty()) return false;
+
+  CacheGenEncodeJob job = host;
+  const uint64_t rows = uint64_t(job.rows()), channels = uint64_t(job.channels), tokens = uint64_t(job.tokens);
+  const uint64_t elements = rows * tokens * channels, cdf_entries = rows * channels * uint64_t(job.alphabet + 1);
+  const uint64_t units = job.units();
+
+  // The chunk's tokens of every (layer, part), packed: [L][2][T][C].
+  const DeviceArray<float> kv(elements);
+  {
+    GpuTimer timer;
+    const size_t row_bytes = tokens * channels * sizeof(float);
+    check(cudaMemcpy2D(kv.get(), row_bytes, host.kv + uint64_t(host.kv_t0) * channels,
+                       uint64_t(host.kv_tokens) * channels * sizeof(float), row_bytes, rows, cudaMemcpyHostToDevice),
+          "cudaMemcpy2D of the KV to the GPU");
+    result.upload_ms = timer.stop_ms();
+  }
+  const DeviceArray<uint8_t> row_q(host.row_q, rows);
+  const DeviceArray<uint8_t> symbols(elements);
+  const DeviceArray<uint16_t> scales(rows * tokens);
+  const DeviceArray<uint16_t> cdf = chunk_cdf ? DeviceArray<uint16_t>(cdf_entries) : DeviceArray<uint16_t>(host.cdf, cdf_entries);
+  const DeviceArray<uint8_t> scratch(units * job.unit_capacity());
+  const DeviceArray<uint32_t> unit_start(units), unit_bytes(units);
+  const DeviceArray<uint8_t> ac_codes(units);
+  const DeviceArray<uint64_t> offset(units);
+  const DeviceArray<unsigned long long> first_bad(1);
+  job.kv = kv.get();
+  job.kv_tokens = job.tokens;
+  job.kv_t0 = 0;
+  job.row_q = row_q.get();
+  job.symbols = symbols.get();
+  job.scales = scales.get();
+  job.cdf = cdf.get();
+  job.scratch = scratch.get();
+  job.unit_start = unit_start.get();
+  job.unit_bytes = unit_bytes.get();
+  job.ac_codes = ac_codes.get();
+
+  {
+    std::vector<unsigned long long> bad(1, kNoBadToken);
+    GpuTimer timer;
+    for (const bool anchors : {true, false}) {
+      if (!anchors && job.delta_group == 0) break;
+      check(cudaMemcpy(first_bad.get(), bad.data(), sizeof bad[0], cudaMemcpyHostToDevice), "cudaMemcpy");
+      quantize_kernel<<<blocks_for(rows * tokens), kBlock>>>(job, anchors, first_bad.get());
+      check(cudaGetLastError(), "the quantize kernel");
+      first_bad.download(bad);
+      if (bad[0] != kNoBadToken) {  // the CPU stops at the same token: the first of the pass
+        result.bad_token = static_cast<int64_t>(bad[0] >> kChannelBits);
+        result.bad_channel = static_cast<int>(bad[0] & ((1u << kChannelBits) - 1));
+        return true;
+      }
+    }
+    result.quantize_ms = timer.stop_ms();
+  }
+  if (chunk_cdf) {
+    GpuTimer timer;
+    cdf_kernel<<<blocks_for(rows * channels), kBlock>>>(job);
+    check(cudaGetLastError(), "the CDF kernel");
+    result.cdf_ms = timer.stop_ms();
+  }
+  {
+    GpuTimer timer;
+    if (job.rans)
+      rans_encode_kernel<<<blocks_for(units * 32), kBlock>>>(job);
+    else
+      ac_encode_kernel<<<blocks_for(units), kBlock>>>(job);
+    check(cudaGetLastError(), "an entropy encode kernel");
+    result.entropy_ms = timer.stop_ms();
+  }
+  unit_bytes.download(result.unit_bytes);
+  uint64_t total = 0;
+  for (const uint32_t bytes : result.unit_bytes) total += bytes;
+  const DeviceArray<uint8_t> data(total);
+  {
+    size_t temp_bytes = 0;
+    check(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, unit_bytes.get(), offset.get(), units), "CUB scan size");
+    const DeviceArray<uint8_t> temp(temp_bytes);
+    GpuTimer timer;
+    check(cub::DeviceScan::ExclusiveSum(temp.get(), temp_bytes, unit_bytes.get(), offset.get(), units), "CUB scan");
+    compact_kernel<<<static_cast<unsigned>(units), kBlock>>>(job, offset.get(), data.get());
+    check(cudaGetLastError(), "the compact kernel");
+    result.compact_ms = timer.stop_ms();
+  }
+  {  // the reference: a device-to-device copy of the chunk's fp16 bytes
+    const DeviceArray<uint16_t> copy(elements);
+    GpuTimer timer;
+    check(cudaMemcpy(copy.get(), kv.get(), elements * sizeof(uint16_t), cudaMemcpyDeviceToDevice), "cudaMemcpy D2D");
+    result.copy_ms = timer.stop_ms();
+  }
+  scales.download(result.scales);
+  if (chunk_cdf) cdf.download(result.cdf);
+  if (!job.rans) ac_codes.download(result.ac_codes);
+  data.download(result.data);
+  return true;
+}
+
+}  // namespace kvstream::codec
