@@ -35,20 +35,21 @@ LlamaModel::LlamaModel(LlamaConfig config, LlamaWeights weights) : config_(std::
   const auto inv_freq = torch::pow(double(config_.rope_theta), -exponents);
   const auto positions = torch::arange(0, config_.max_seq_len, torch::kFloat64);
   const auto angles = torch::outer(positions, inv_freq);
-  rope_cos_ = angles.cos().to(torch::kFloat32);
-  rope_sin_ = angles.sin().to(torch::kFloat32);
+  const auto options = torch::TensorOptions().device(device()).dtype(dtype());
+  rope_cos_ = angles.cos().to(options);
+  rope_sin_ = angles.sin().to(options);
 }
 
-void LlamaModel::to(torch::Device device) {
-  auto move = [&](torch::Tensor& t) { t = t.to(device); };
+void LlamaModel::to(const torch::TensorOptions& options) {
+  auto move = [&](torch::Tensor& t) { t = t.to(options); };
+  const bool tied = weights_.classifier.is_same(weights_.token_embedding);
   move(weights_.token_embedding);
   move(weights_.final_norm);
-  move(weights_.classifier);
+  weights_.classifier = tied ? weights_.token_embedding : weights_.classifier.to(options);
   for (auto& l : weights_.layers)
     for (auto* t : {&l.attn_norm, &l.wq, &l.wk, &l.wv, &l.wo, &l.ffn_norm, &l.w1, &l.w2, &l.w3}) move(*t);
   move(rope_cos_);
   move(rope_sin_);
-  device_ = device;
 }
 
 torch::Tensor LlamaModel::rope(const torch::Tensor& x, int64_t first_position) const {
@@ -79,11 +80,11 @@ torch::Tensor LlamaModel::forward(const std::vector<int32_t>& tokens, const KvSt
     if (id < 0 || id >= config_.vocab_size)
       throw std::invalid_argument("forward: token id " + std::to_string(id) + " outside the vocabulary [0, " +
                                   std::to_string(config_.vocab_size) + ")");
-  const auto ids = torch::tensor(std::vector<int64_t>(tokens.begin(), tokens.end()), torch::kInt64).to(device_);
+  const auto ids = torch::tensor(std::vector<int64_t>(tokens.begin(), tokens.end()), torch::kInt64).to(device());
   const int64_t heads = config_.n_heads, kv_heads = config_.n_kv_heads, group = heads / kv_heads;
   const double scale = 1.0 / std::sqrt(double(config_.head_dim()));
   // Query i sits at position past + i and sees keys 0 .. past + i.
-  const auto causal = torch::ones({n, past + n}, torch::TensorOptions().dtype(torch::kBool).device(device_))
+  const auto causal = torch::ones({n, past + n}, torch::TensorOptions().dtype(torch::kBool).device(device()))
                           .triu(past + 1);
   KvState out;
   auto x = weights_.token_embedding.index_select(0, ids);  // [T, dim]

@@ -36,12 +36,16 @@ struct LlamaWeights {
   torch::Tensor classifier;       // [vocab, dim]; the embedding itself when tied
 };
 
-// Per-layer K and V of a sequence: each [n_kv_heads, T, head_dim], float32, K after RoPE.
+// Per-layer K and V of a sequence: each [n_kv_heads, T, head_dim] in the model's dtype and on its
+// device, K after RoPE.
 struct KvState {
   std::vector<torch::Tensor> keys, values;
   int64_t tokens() const { return keys.empty() ? 0 : keys.front().size(1); }
 };
 
+// The model runs where its weights are and in their dtype, both taken from the token embedding
+// (loaders give float32 on the CPU; random_model may give bf16 or fp16 on a GPU); every weight and
+// the RoPE tables share that device and dtype.
 class LlamaModel {
  public:
   LlamaModel(LlamaConfig config, LlamaWeights weights);
@@ -59,8 +63,11 @@ class LlamaModel {
   // Greedy generation of `steps` tokens after `prompt` (one prefill, then one token at a time).
   std::vector<int32_t> generate_greedy(const std::vector<int32_t>& prompt, int steps) const;
 
-  void to(torch::Device device);
-  torch::Device device() const { return device_; }
+  // Moves and/or converts every weight: `model.to(torch::kCUDA)` keeps the dtype,
+  // `model.to(torch::TensorOptions().device(torch::kCUDA).dtype(torch::kBFloat16))` changes both.
+  void to(const torch::TensorOptions& options);
+  torch::Device device() const { return weights_.token_embedding.device(); }
+  torch::ScalarType dtype() const { return weights_.token_embedding.scalar_type(); }
 
  private:
   torch::Tensor rope(const torch::Tensor& x, int64_t first_position) const;  // x: [heads, T, head_dim]
@@ -68,7 +75,6 @@ class LlamaModel {
   LlamaConfig config_;
   LlamaWeights weights_;
   torch::Tensor rope_cos_, rope_sin_;  // [max_seq_len, head_dim / 2]
-  torch::Device device_ = torch::kCPU;
 };
 
 }  // namespace kvstream::models

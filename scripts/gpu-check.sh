@@ -11,7 +11,9 @@
 #                                          identity tests (encode: same bytes; decode: same values), then
 #                                          prints the encode/decode table (tests/bench/gpu_check.cpp) and
 #                                          writes the decode throughputs to $OUT (or build-gpu-check/)
-#                                          gpu_decode.json, for `kvstream profile-decode --from`
+#                                          gpu_decode.json, for `kvstream profile-decode --from`; then
+#                                          scripts/gpu-prefill.sh: prefill profiles with the CUDA LibTorch of
+#                                          the machine's PyTorch (needs CMake and torch there), into $OUT
 #
 # Variables: NVCC (default /usr/local/cuda/bin/nvcc), CXX (default g++), CUDA_ARCHS (default "80 90").
 set -euo pipefail
@@ -30,6 +32,7 @@ if [[ ${1:-} == --prepare ]]; then
     if [[ -n $root && -f $root/$fixture ]]; then cp "$root/$fixture" "$deps/data/kv/"; break; fi
   done
   [[ -f $deps/data/$fixture ]] || { echo "gpu-check: $fixture not found (scripts/fetch-data.sh)" >&2; exit 1; }
+  bash "$repo/scripts/gpu-prefill.sh" --prepare
   echo "gpu-check: prepared $deps ($(du -sh "$deps" | cut -f1)); carry it to the GPU machine and run scripts/gpu-check.sh"
   exit 0
 fi
@@ -72,3 +75,5 @@ echo "gpu-check: GPU-vs-CPU identity tests"
 KVSTREAM_DATA="$deps/data" "$build/test_gpu_codec"
 echo "gpu-check: encode/decode table"
 "$build/gpu_check" "${OUT:-$build}/gpu_decode.json"
+echo "gpu-check: GPU prefill profiles"
+bash "$repo/scripts/gpu-prefill.sh"

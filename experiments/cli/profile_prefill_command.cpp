@@ -1,6 +1,4 @@
-#include <fstream>
 #include <iostream>
-#include <thread>
 
 #include "architectures.h"
 #include "atomic_file.h"
@@ -9,28 +7,19 @@
 #include "prefill_profiler.h"
 
 namespace kvstream::cli {
-namespace {
-
-std::string cpu_description() {
-  std::ifstream in("/proc/cpuinfo");
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown CPU";
-}
-
-}  // namespace
 
 Command profile_prefill_command() {
   return {"profile-prefill", "time prefill over a (prefix, chunk) grid and fit the simulator's cost model",
           [](const std::vector<std::string>& args) {
-            std::string model_name, arch, device_name, analytic, prefix, chunk, out_path;
+            std::string model_name, arch, device_name, dtype_name, analytic, prefix, chunk, out_path;
             int layers = 0, reps = 3;
             po::options_description options("options");
             options.add_options()
               ("model", po::value(&model_name)->default_value(""), "a model with real weights (see kvstream quality --help)")
               ("arch", po::value(&arch)->default_value(""), "or a named architecture with random weights")
               ("layers", po::value(&layers)->default_value(0), "time only this many layers and scale to the full depth (--arch)")
-              ("device", po::value(&device_name)->default_value("cpu"), "cpu or cuda")
+              ("device", po::value(&device_name)->default_value("cpu"), "cpu, or cuda (a CUDA-enabled LibTorch and a visible GPU)")
+              ("dtype", po::value(&dtype_name)->default_value("fp32"), "fp32, bf16 or fp16: the weights, KV and activations (not --analytic)")
               ("analytic", po::value(&analytic)->default_value(""), "no timing: FLOPs / (peak x efficiency) of a40, a100 or h100 (--arch)")
               ("prefix", po::value(&prefix)->default_value("0,128,512"), "prefix tokens p, comma-separated")
               ("chunk", po::value(&chunk)->default_value("16,64,256"), "chunk tokens n, comma-separated")
@@ -41,8 +30,10 @@ Command profile_prefill_command() {
             for (const auto& a : models::architecture_names()) archs += (archs.empty() ? "" : ", ") + a;
             if (!parse_or_help(args,
                                "usage: kvstream profile-prefill (--model M | --arch NAME [--layers K] | --arch NAME --analytic GPU)\n"
-                               "                                [--device cpu|cuda] [--prefix P,...] [--chunk N,...] --out PROFILE.json\n\n"
-                               "Fits seconds = a + b*n + c*n*(p + n/2) and stores it with the raw points.\narchitectures: " + archs,
+                               "                                [--device cpu|cuda] [--dtype fp32|bf16|fp16] [--prefix P,...] [--chunk N,...]\n"
+                               "                                --out PROFILE.json\n\n"
+                               "Fits seconds = a + b*n + c*n*(p + n/2) and stores it with the raw points. A measured profile's\n"
+                               "device names the CPU or GPU and the dtype, e.g. \"NVIDIA H200 (bf16)\".\narchitectures: " + archs,
                                options, vm))
               return 0;
             if (model_name.empty() == arch.empty()) throw po::error("give exactly one of --model and --arch");
@@ -66,33 +57,29 @@ Command profile_prefill_command() {
               if (device_name != "cpu" && device_name != "cuda") throw po::error("--device must be cpu or cuda");
               if (device_name == "cuda" && !torch::cuda::is_available())
                 throw std::runtime_error("--device cuda: LibTorch sees no CUDA device (this LibTorch may be CPU-only)");
-              const torch::Device device = device_name == "cuda" ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
+              const torch::ScalarType dtype = [&] {
+                try {
+                  return experiments::parse_dtype(dtype_name);
+                } catch (const std::invalid_argument& e) {
+                  throw po::error(std::string("--") + e.what());  // bad usage: exit 2
+                }
+              }();
+              const auto tensor_options = torch::TensorOptions()
+                                       .device(device_name == "cuda" ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU))
+                                       .dtype(dtype);
               std::unique_ptr<models::LlamaModel> model;
               int full_layers = 0;
-              std::string notes;
               if (!arch.empty()) {
                 const auto config = models::architecture(arch);
                 full_layers = config.n_layers;
-                model = std::make_unique<models::LlamaModel>(models::random_model(config, 1, layers));
-                notes = "random weights";
-                if (model->config().n_layers < full_layers)
-                  notes += "; timed " + std::to_string(model->config().n_layers) + " of " + std::to_string(full_layers) +
-                           " layers and scaled by " + std::to_string(full_layers) + "/" + std::to_string(model->config().n_layers) +
-                           " (embedding and final logits scaled too)";
+                model = std::make_unique<models::LlamaModel>(models::random_model(config, 1, layers, tensor_options));
               } else {
                 model = std::move(experiments::load_model(model_name).model);
                 full_layers = model->config().n_layers;
-                notes = "real weights";
+                model->to(tensor_options);
               }
-              model->to(device);
-              const int threads = torch::get_num_threads();
-              const auto points = experiments::measure_prefill(*model, grid, full_layers);
-              auto config = model->config();
-              const int timed = config.n_layers;
-              config.n_layers = full_layers;
-              profile = experiments::prefill_profile_json(
-                  "measured", device_name == "cpu" ? "cpu: " + cpu_description() + ", " + std::to_string(threads) + " torch thread(s)" : "cuda",
-                  config, timed, points, notes + "; median of " + std::to_string(reps) + " after 1 warm-up");
+              profile = experiments::measured_prefill_profile(*model, grid, full_layers,
+                                                              arch.empty() ? "real weights" : "random weights");
             }
             codec::write_file_atomically(out_path, [&](std::ostream& out) { out << profile.dump(2) << "\n"; });
             const auto& fit = profile["prefill_cost_model"];
