@@ -235,14 +235,19 @@ std::vector<LoadedContextSet> load_context_sets(const ExperimentConfig& config, 
         loaded.provenance["kv_scale"] = {{"architecture", config.kv_scale->name}, {"factor", factor},
                                          {"fp16_bytes_per_token", kv_bytes_per_token}};
       }
+      // The simulator times decode from a throughput and these bytes (sim::CostModel) when the config
+      // asks; a profile file may carry its own.
+      if (kv_bytes_per_token > 0) simulated.fp16_bytes_per_token = kv_bytes_per_token;
       if (config.decode) {
-        if (kv_bytes_per_token <= 0)
+        if (!simulated.fp16_bytes_per_token)
           throw std::runtime_error(path + ": a decode throughput needs the profiles' fp16_bytes_per_token");
-        for (auto& chunk : simulated.chunks)
-          for (auto& level : chunk.levels)
-            level.decode_s = static_cast<double>(chunk.tokens) * kv_bytes_per_token / config.decode->fp16_bytes_per_s;
-        loaded.provenance["decode"] = {{"fp16_bytes_per_s", config.decode->fp16_bytes_per_s},
-                                       {"source", config.decode->source}};
+        loaded.provenance["decode"] =
+            config.decode->from_hardware
+                ? nlohmann::json{{"source", "hardware"},
+                                 {"note", "per codec and level from each hardware profile's decode section "
+                                          "(manifest hardware_profiles[].decode)"}}
+                : nlohmann::json{{"fp16_bytes_per_s", config.decode->fp16_bytes_per_s},
+                                 {"source", config.decode->source}};
       }
       loaded.simulated.push_back(std::move(simulated));
     }

@@ -1,6 +1,8 @@
 // The profiling stage of an experiment (ARCHITECTURE.md §1 step 1): every context set of the config
 // becomes context profiles for the simulator, measured on a real model (through the profile cache),
-// synthetic, or read from files; then the config's kv_scale and decode throughput are applied.
+// synthetic, or read from files; then the config's kv_scale is applied, and each simulated profile
+// gets the fp16 KV bytes per token (the target's under kv_scale) from which the simulator times
+// decode when the config's `decode` names a throughput (sim::CostModel).
 #pragma once
 #include <filesystem>
 #include <functional>
@@ -15,7 +17,7 @@ namespace kvstream::experiments {
 
 struct LoadedContextSet {
   std::vector<sim::ContextProfile> measured;  // as profiled (written to results/<name>/profiles/)
-  std::vector<sim::ContextProfile> simulated; // kv_scale and decode applied: what the simulator runs on
+  std::vector<sim::ContextProfile> simulated; // kv_scale applied, fp16_bytes_per_token set: what the simulator runs on
   std::vector<nlohmann::json> level_rows;     // levels.csv rows (result_tables.h), unscaled
   nlohmann::json provenance;                  // for manifest.json: source, model asked/used, cache keys, scaling
 };

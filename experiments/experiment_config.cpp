@@ -201,9 +201,10 @@ std::optional<KvScaleConfig> parse_kv_scale(const JsonNode& node) {
 
 std::optional<DecodeConfig> parse_decode(const JsonNode& node) {
   if (node.value().is_null() || (node.value().is_string() && node.string() == "measured")) return std::nullopt;
-  if (node.value().is_string()) node.fail("expected \"measured\" or {\"fp16_bytes_per_s\", \"source\"}");
+  if (node.value().is_string() && node.string() == "hardware") return DecodeConfig{true, 0, ""};
+  if (node.value().is_string()) node.fail("expected \"measured\", \"hardware\" or {\"fp16_bytes_per_s\", \"source\"}");
   node.only_keys({"fp16_bytes_per_s", "source"});
-  DecodeConfig d{node.at("fp16_bytes_per_s").number(), node.at("source").string()};
+  DecodeConfig d{false, node.at("fp16_bytes_per_s").number(), node.at("source").string()};
   if (!(d.fp16_bytes_per_s > 0)) node.at("fp16_bytes_per_s").fail("expected a throughput > 0 bytes/s");
   if (d.source.empty()) node.at("source").fail("say where the throughput comes from (measured on ..., assumed)");
   return d;
@@ -279,6 +280,8 @@ ExperimentConfig parse_experiment_config(const nlohmann::json& json, const std::
       if (!(c.slos_s.back() > 0)) slo.fail("expected an SLO > 0 seconds, got " + slo.value().dump());
     }
   if (root.has("hardware") && !root.at("hardware").value().is_null()) c.hardware = strings(root.at("hardware"));
+  if (c.decode && c.decode->from_hardware && c.hardware.empty())
+    root.at("decode").fail("\"hardware\" takes decode throughputs from the hardware profiles, but $.hardware names none");
   if (root.has("workload")) c.workload = parse_workload(root.at("workload"));
   if (root.has("sim")) c.sim = parse_sim_options(root.at("sim"));
   if (root.has("repetitions")) c.repetitions = int_at_least(root.at("repetitions"), 1);
@@ -347,9 +350,10 @@ nlohmann::json to_json(const ExperimentConfig& c) {
           {"kv_scale", c.kv_scale ? nlohmann::json{{"name", c.kv_scale->name},
                                                    {"fp16_bytes_per_token", c.kv_scale->fp16_bytes_per_token}}
                                   : nlohmann::json(nullptr)},
-          {"decode", c.decode ? nlohmann::json{{"fp16_bytes_per_s", c.decode->fp16_bytes_per_s},
-                                               {"source", c.decode->source}}
-                              : nlohmann::json("measured")},
+          {"decode", !c.decode                 ? nlohmann::json("measured")
+                     : c.decode->from_hardware ? nlohmann::json("hardware")
+                                               : nlohmann::json{{"fp16_bytes_per_s", c.decode->fp16_bytes_per_s},
+                                                                {"source", c.decode->source}}},
           {"traces", traces},
           {"policies", c.policies},
           {"slo_s", c.slos_s},

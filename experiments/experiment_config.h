@@ -59,11 +59,13 @@ struct KvScaleConfig {
   double fp16_bytes_per_token = 0;
 };
 
-// Replaces the measured decode time of every level by tokens x fp16 bytes per token / throughput:
-// the throughput a (GPU) decoder delivers, with where the number comes from.
+// Replaces the measured decode time of every level by tokens x fp16 bytes per token / throughput
+// (SCHEMA.md §4): either one throughput a (GPU) decoder delivers for every level, with where the
+// number comes from, or ("hardware") each hardware profile's measured throughput per codec and level.
 struct DecodeConfig {
-  double fp16_bytes_per_s = 0;
-  std::string source;
+  bool from_hardware = false;
+  double fp16_bytes_per_s = 0;  // !from_hardware: > 0
+  std::string source;           // !from_hardware: non-empty
 };
 
 struct TraceSetConfig {
@@ -97,7 +99,7 @@ struct ExperimentConfig {
   std::vector<std::string> codecs = {"cachegen", "quant:bits=8"};
   std::vector<int> levels;  // empty: every level of each multi-level codec
   std::optional<KvScaleConfig> kv_scale;
-  std::optional<DecodeConfig> decode;
+  std::optional<DecodeConfig> decode;  // none: "measured", the profiles' decode_s
   std::vector<TraceSetConfig> trace_sets;
   std::vector<std::string> policies;
   std::vector<double> slos_s;

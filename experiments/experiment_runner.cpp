@@ -110,6 +110,10 @@ sim::SimConfig sim_config(const ExperimentConfig& c, double slo_s) {
   sc.overlap_decode_prefill = !c.sim.shared_gpu;
   sc.decode_costs_time = !c.sim.artifact_timing;
   if (c.sim.artifact_timing) sc.fixed_recompute_s = 0.2;  // the artifact's chunk_delay (CACHEGEN.md §11.2)
+  if (c.decode) {
+    sc.decode_time = c.decode->from_hardware ? sim::DecodeTime::kHardware : sim::DecodeTime::kThroughput;
+    sc.decode_fp16_bytes_per_s = c.decode->fp16_bytes_per_s;
+  }
   sc.query_tokens = c.sim.query_tokens;
   sc.request_rtt_s = c.sim.request_rtt_ms / 1e3;
   sc.chunk_rtt_s = c.sim.chunk_rtt_ms / 1e3;
@@ -142,6 +146,12 @@ void check_runnable(const ExperimentConfig& config, const std::string& where, co
       std::optional<sim::HardwareProfile> hw;
       if (!hardware.empty()) hw = hardware[h];
       for (const auto& profile : sets[s].simulated) {
+        try {
+          sim::level_decode_fp16_bytes_per_s(profile, sc, hw);
+        } catch (const std::exception& e) {
+          throw std::runtime_error(where + ": $.decode: " + (hardware.empty() ? "" : "$.hardware[" + std::to_string(h) + "]: ") +
+                                   e.what() + set);
+        }
         std::optional<sim::CostModel> costs;
         try {
           costs.emplace(profile, sc, hw);
@@ -319,14 +329,21 @@ RunnerReport run_experiment(const ExperimentConfig& config, const std::string& c
   nlohmann::json hardware_info = nlohmann::json::array();
   for (size_t h = 0; h < config.hardware.size(); ++h) {
     try {
-      const std::string file = resolve_hardware_profile(config.hardware[h]);
-      hardware.push_back(sim::read_hardware_profile(file));
-      hardware_info.push_back({{"name", config.hardware[h]}, {"file", file}, {"device", hardware.back().device},
-                               {"kind", hardware.back().kind}, {"model", hardware.back().model}});
+      const HardwareProfileChoice choice = choose_hardware_profile(config.hardware[h]);
+      hardware.push_back(sim::read_hardware_profile(choice.file));
+      hardware_info.push_back({{"name", config.hardware[h]}, {"file", choice.file}, {"device", hardware.back().device},
+                               {"kind", hardware.back().kind}, {"model", hardware.back().model},
+                               {"replaces", choice.replaced.empty() ? nlohmann::json() : nlohmann::json(choice.replaced)}});
+      if (!choice.replaced.empty())
+        log << "hardware " << config.hardware[h] << ": the measured profile " << choice.file << " (" << hardware.back().device
+            << ") replaces " << choice.replaced << std::endl;
     } catch (const std::exception& e) {
       throw std::runtime_error(config_path + ": $.hardware[" + std::to_string(h) + "]: " + e.what());
     }
   }
+  if (config.decode && config.decode->from_hardware)  // the throughputs behind every decode time (check_runnable checks them)
+    for (size_t h = 0; h < hardware.size(); ++h)
+      if (hardware[h].decode) hardware_info[h]["decode"] = sim::to_json(*hardware[h].decode);
   const fs::path cache_dir = options.profile_cache.empty() ? ProfileCache::default_dir() : options.profile_cache;
   const auto contexts = load_context_sets(config, config_path, cache_dir, [&](const std::string& line) { log << line << std::endl; });
   check_runnable(config, config_path, contexts, hardware);

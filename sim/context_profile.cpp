@@ -7,6 +7,24 @@
 
 namespace kvstream::sim {
 
+namespace {
+
+// The N of a "<codec>:N" level name (N all digits, at most 9 of them), else std::nullopt.
+std::optional<int> ladder_suffix(const std::string& name, size_t colon) {
+  const std::string digits = name.substr(colon + 1);
+  if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  return std::stoi(digits);
+}
+
+}  // namespace
+
+std::optional<int> LevelInfo::codec_level() const {
+  if (name == codec) return 1;
+  if (name.rfind(codec + ":", 0) != 0) return std::nullopt;  // not "<codec>:..."
+  return ladder_suffix(name, codec.size());
+}
+
 int64_t ContextProfile::context_tokens() const {
   return chunks.empty() ? 0 : chunks.back().start_token + chunks.back().tokens;
 }
@@ -26,6 +44,7 @@ ContextProfile context_profile_from_json(const nlohmann::json& json, const std::
   profile.name = root.has("name") ? root.at("name").string() : "";
   profile.model = root.has("model") ? root.at("model").string() : "";
   profile.chunk_tokens = root.at("chunk_tokens").integer_at_least(1);
+  if (root.has("fp16_bytes_per_token")) profile.fp16_bytes_per_token = root.at("fp16_bytes_per_token").number_at_least(1);
 
   const JsonNode levels = root.at("levels");
   if (levels.size() == 0) levels.fail("expected at least one level");
@@ -81,9 +100,15 @@ nlohmann::json to_json(const ContextProfile& profile) {
     if (chunk.recompute_s) entry["recompute_s"] = *chunk.recompute_s;
     chunks.push_back(std::move(entry));
   }
-  return {{"format", "kvstream-context-profile"}, {"version", 1},          {"name", profile.name},
-          {"model", profile.model},               {"chunk_tokens", profile.chunk_tokens},
-          {"levels", levels},                     {"chunks", chunks}};
+  nlohmann::json json = {{"format", "kvstream-context-profile"},
+                         {"version", 1},
+                         {"name", profile.name},
+                         {"model", profile.model},
+                         {"chunk_tokens", profile.chunk_tokens},
+                         {"levels", levels},
+                         {"chunks", chunks}};
+  if (profile.fp16_bytes_per_token) json["fp16_bytes_per_token"] = *profile.fp16_bytes_per_token;
+  return json;
 }
 
 ContextProfile synthetic_profile(const SyntheticProfileSpec& spec) {
@@ -93,7 +118,12 @@ ContextProfile synthetic_profile(const SyntheticProfileSpec& spec) {
   profile.name = "synthetic";
   profile.model = "synthetic";
   profile.chunk_tokens = spec.chunk_tokens;
-  for (const auto& name : spec.level_names) profile.levels.push_back({name, name.substr(0, name.find(':'))});
+  profile.fp16_bytes_per_token = spec.fp16_bytes_per_token;
+  for (const auto& name : spec.level_names) {
+    const size_t colon = name.rfind(':');
+    const bool ladder_level = colon != std::string::npos && ladder_suffix(name, colon);
+    profile.levels.push_back({name, ladder_level ? name.substr(0, colon) : name});
+  }
   for (int c = 0; c < spec.n_chunks; ++c) {
     ChunkProfile chunk;
     chunk.start_token = c * spec.chunk_tokens;

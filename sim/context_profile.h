@@ -17,9 +17,14 @@ namespace kvstream::sim {
 
 struct LevelInfo {
   std::string name;   // unique within the profile, e.g. "cachegen:2", "quant:bits=8"
-  // The codec spec the level belongs to, e.g. "cachegen", "cachegen:delta", "quant:bits=8" (the
-  // synthetic profile says "quant"); policies pick ladders by it.
+  // The codec spec the level belongs to, e.g. "cachegen", "cachegen:delta", "quant:bits=8";
+  // policies pick ladders by it.
   std::string codec;
+
+  // The level's number within its codec, as codec-bench numbers it: N for a ladder codec's level
+  // named "<codec>:N" ("cachegen:2" of "cachegen"), 1 for a single-level codec's only level (name ==
+  // codec); std::nullopt for a name that follows neither rule.
+  std::optional<int> codec_level() const;
 };
 
 struct LevelCost {
@@ -43,6 +48,9 @@ struct ContextProfile {
   int64_t chunk_tokens = 0;
   std::vector<LevelInfo> levels;
   std::vector<ChunkProfile> chunks;
+  // fp16 KV bytes per token of the model the costs are for (optional): what a decoder rated in fp16
+  // bytes/s delivers per token, so decode times can come from a throughput (SimConfig::decode_time).
+  std::optional<double> fp16_bytes_per_token;
 
   int64_t context_tokens() const;
   // Index of the level called `name`; throws std::invalid_argument listing the names otherwise.
@@ -61,8 +69,9 @@ nlohmann::json to_json(const ContextProfile& profile);
 // of fp16 KV per token) at the ratios the CacheGen codec measured on the real KV fixture (levels
 // 1-3: 4.51x, 3.47x, 3.01x smaller than fp16; quant:bits=8 1.886x), quality = the top-1 agreement
 // measured per level on stories260K (tests/golden/quality_stories260K.json), and an ASSUMED decoder
-// at 2 GB/s of compressed input (GPU decode is measured in issue 6). Not a measurement of any one
-// context: real profiles come from `kvstream run` (experiments).
+// at 2 GB/s of compressed input (GPU decode is measured in issue 6). Level codecs follow the
+// profiler's naming ("cachegen:2" is level 2 of "cachegen", "quant:bits=8" its own codec). Not a
+// measurement of any one context: real profiles come from `kvstream run` (experiments).
 struct SyntheticProfileSpec {
   int n_chunks = 10;
   int64_t chunk_tokens = 1500;
@@ -71,6 +80,7 @@ struct SyntheticProfileSpec {
   std::vector<double> quality = {0.750, 0.867, 0.948, 0.998};
   double decode_bytes_per_s = 2e9;
   double text_bytes_per_token = 4;
+  double fp16_bytes_per_token = 131072;  // Mistral-7B: 2 (K, V) x 32 layers x 8 KV heads x 128 x 2 B
 };
 ContextProfile synthetic_profile(const SyntheticProfileSpec& spec);
 

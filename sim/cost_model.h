@@ -1,5 +1,6 @@
 // What each piece of work costs, from the context profile (bytes, measured decode time, quality),
-// the hardware profile (prefill cost model) and the config (artifact overrides).
+// the hardware profile (prefill cost model, decoder throughputs) and the config (artifact overrides,
+// where decode times come from).
 #pragma once
 #include <optional>
 #include <string>
@@ -13,10 +14,21 @@ namespace kvstream::sim {
 // A choice for one chunk: the index of a profile level, or text (send tokens, recompute).
 inline constexpr int kText = -1;
 
+// The decoder throughput in fp16 KV bytes/s of every level of `profile` (in level order) that
+// config.decode_time asks for: config.decode_fp16_bytes_per_s for every level (kThroughput), or the
+// hardware profile's measured throughput for the level's codec and codec_level() (kHardware). Empty
+// when decode times are the profile's decode_s (kProfile) or cost nothing (!decode_costs_time).
+// Throws std::invalid_argument when a throughput is needed but unknown: a rate <= 0, no hardware
+// profile or no decode section in it, a level without an entry (naming the level, its codec and
+// level, and what the section holds), or a profile without fp16_bytes_per_token.
+std::vector<double> level_decode_fp16_bytes_per_s(const ContextProfile& profile, const SimConfig& config,
+                                                  const std::optional<HardwareProfile>& hardware);
+
 class CostModel {
  public:
-  // Throws std::invalid_argument when a cost cannot be known: a text recompute or a query prefill
-  // with neither a hardware profile, a measured recompute_s nor fixed_recompute_s.
+  // Throws std::invalid_argument when a cost cannot be known: a query prefill without a hardware
+  // profile, or a decode throughput (level_decode_fp16_bytes_per_s). A text recompute with neither
+  // a hardware profile, a measured recompute_s nor fixed_recompute_s throws only when asked for.
   CostModel(const ContextProfile& profile, const SimConfig& config, const std::optional<HardwareProfile>& hardware);
 
   const ContextProfile& profile() const { return profile_; }
@@ -36,6 +48,7 @@ class CostModel {
   const ContextProfile& profile_;
   const SimConfig& config_;
   std::optional<PrefillCostModel> prefill_;
+  std::vector<double> level_fp16_bytes_per_s_;  // empty: decode_s is the profile's (or 0)
   std::vector<double> recompute_s_;
   double query_prefill_s_ = 0;
 };

@@ -5,6 +5,13 @@
 
 namespace kvstream::sim {
 
+// Where the decode time of a level chunk comes from (when decoding costs time at all).
+enum class DecodeTime {
+  kProfile,     // the context profile's measured decode_s
+  kThroughput,  // tokens x the profile's fp16_bytes_per_token / SimConfig::decode_fp16_bytes_per_s, every level alike
+  kHardware,    // the same with the hardware profile's measured throughput for the level's codec and level
+};
+
 struct SimConfig {
   double slo_s = 1.0;                  // TTFT objective of every request
   // Chunk i+1 is in flight while chunk i is decoded (paper §5.3 / CACHEGEN.md §11.1). Off: the
@@ -20,6 +27,8 @@ struct SimConfig {
   // transfer plus the prefill cost model; with decode_costs_time = false decoding costs nothing.
   std::optional<double> fixed_recompute_s;
   bool decode_costs_time = true;
+  DecodeTime decode_time = DecodeTime::kProfile;
+  double decode_fp16_bytes_per_s = 0;  // DecodeTime::kThroughput: the decoder's rate in fp16 KV bytes/s (> 0)
   double trace_offset_s = 0;           // trace time at simulated time 0
 };
 

@@ -22,6 +22,7 @@ Command codec_bench_command();
 Command cdf_build_command();
 Command quality_command();
 Command profile_prefill_command();
+Command profile_decode_command();
 Command kv_export_command();
 Command trace_command();
 Command simulate_command();

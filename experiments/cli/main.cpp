@@ -8,8 +8,8 @@
 int main(int argc, char** argv) {
   using namespace kvstream::cli;
   const std::vector<Command> commands = {encode_command(), decode_command(), codec_bench_command(), cdf_build_command(),
-                                         quality_command(), profile_prefill_command(), kv_export_command(), trace_command(),
-                                         simulate_command(), sim_bench_command(),
+                                         quality_command(), profile_prefill_command(), profile_decode_command(),
+                                         kv_export_command(), trace_command(), simulate_command(), sim_bench_command(),
                                          run_command(), merge_command()};
   auto usage = [&](std::ostream& out) {
     out << "usage: kvstream <command> [options]   (kvstream <command> --help for its options)\n\ncommands:\n";

@@ -44,7 +44,7 @@ Command simulate_command() {
   return {"simulate", "stream contexts over a bandwidth trace with an adaptation policy: TTFT, bytes, quality",
           [](const std::vector<std::string>& args) {
             std::vector<std::string> profile_paths, policies;
-            std::string trace_arg, trace_format, hardware_arg;
+            std::string trace_arg, trace_format, hardware_arg, decode_arg;
             double scale = 1, rtt_ms = 0, chunk_rtt_ms = 0, rate = 0, recompute_s = -1;
             int64_t requests = 1;
             uint64_t seed = 1;
@@ -66,6 +66,7 @@ Command simulate_command() {
               ("no-pipelining", po::bool_switch(&no_pipelining), "request chunk i+1 only after chunk i's KV is ready (the artifact)")
               ("shared-gpu", po::bool_switch(&shared_gpu), "decode and prefill share one FIFO executor (no overlap)")
               ("no-decode-cost", po::bool_switch(&no_decode_cost), "decoding takes no time")
+              ("decode", po::value(&decode_arg)->default_value("profile"), "decode time per level chunk: profile (its decode_s), hardware (tokens x fp16 bytes/token over the --hardware profile's measured throughput of the level's codec and level), or a rate in fp16 KV bytes/s")
               ("recompute-s", po::value(&recompute_s), "every text chunk costs this many seconds in all (the artifact's chunk_delay)")
               ("artifact-timing", po::bool_switch(&artifact_timing), "the artifact's timing: --no-pipelining --no-decode-cost --recompute-s 0.2 unless given")
               ("requests", po::value(&requests)->default_value(1), "number of requests (> 1 needs --rate)")
@@ -92,6 +93,20 @@ Command simulate_command() {
             config.pipelining = !(no_pipelining || artifact_timing);
             config.overlap_decode_prefill = !shared_gpu;
             config.decode_costs_time = !(no_decode_cost || artifact_timing);
+            if (decode_arg == "hardware") {
+              if (hardware_arg.empty()) throw po::error("--decode hardware needs --hardware");
+              config.decode_time = sim::DecodeTime::kHardware;
+            } else if (decode_arg != "profile") {
+              try {
+                size_t used = 0;
+                config.decode_fp16_bytes_per_s = std::stod(decode_arg, &used);
+                if (used != decode_arg.size()) throw std::invalid_argument(decode_arg);
+              } catch (const std::exception&) {
+                throw po::error("--decode: expected profile, hardware or a rate in fp16 bytes/s, got \"" + decode_arg + "\"");
+              }
+              if (!(config.decode_fp16_bytes_per_s > 0)) throw po::error("--decode: a rate must be > 0 fp16 bytes/s");
+              config.decode_time = sim::DecodeTime::kThroughput;
+            }
             if (vm.count("recompute-s")) {
               if (recompute_s < 0) throw po::error("--recompute-s must be >= 0");
               config.fixed_recompute_s = recompute_s;

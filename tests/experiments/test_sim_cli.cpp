@@ -3,6 +3,8 @@
 
 #include "cli_test.h"
 #include "context_profile.h"
+#include "hardware_profile.h"
+#include "shipped_profiles.h"
 
 namespace kvstream {
 namespace {
@@ -35,6 +37,24 @@ TEST_F(SimCli, SimulateJsonOnAGeneratedTrace) {
   EXPECT_GT(request["breakdown"]["query_prefill_s"].get<double>(), 0);
   EXPECT_EQ(j["runs"][1]["requests"][0]["quality"], 1.0);  // text recomputes exactly
   EXPECT_EQ(fixed["summary"]["requests"], 1);
+}
+
+// --decode hardware: every level chunk takes tokens x fp16 bytes/token over the profile's measured
+// throughput for the level's codec and level; --decode RATE: the same rate for every level.
+TEST_F(SimCli, DecodeTimesFromTheHardwareProfileOrARate) {
+  const auto hw = sim::read_hardware_profile(experiments::resolve_hardware_profile("cpu_mistral-7b"));
+  ASSERT_TRUE(hw.decode);
+  const double rate = hw.decode->find("cachegen", 2)->fp16_bytes_per_s;
+  const std::string base = "simulate --profile profile.json --trace constant:gbps=10 --policy fixed:cachegen:2 --slo 2 ";
+  auto j = json_of(base + "--hardware cpu_mistral-7b --decode hardware --json");
+  EXPECT_NEAR(j["runs"][0]["requests"][0]["breakdown"]["decode_s"].get<double>(), 10 * 1500 * 131072.0 / rate, 1e-6);
+  j = json_of(base + "--decode 2e10 --json");
+  EXPECT_NEAR(j["runs"][0]["requests"][0]["breakdown"]["decode_s"].get<double>(), 10 * 1500 * 131072.0 / 2e10, 1e-9);
+  EXPECT_EQ(run(base + "--decode hardware").rc, 2);  // needs --hardware
+  EXPECT_EQ(run(base + "--decode fast").rc, 2);
+  const auto r = run(base + "--hardware a40_mistral-7b --decode hardware");  // analytic: no decode section
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("has no decode section"), std::string::npos) << r.err;
 }
 
 TEST_F(SimCli, PoissonLoadAndDeterminism) {
