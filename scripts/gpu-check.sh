@@ -71,9 +71,17 @@ libs=(-L"$cuda_home/lib64" -lcudart_static -ldl -lrt -lpthread "$deps/lib/libzst
   "${objects[@]}" "${libs[@]}"
 "$cxx" -o "$build/gpu_check" "$build/gpu_check.cpp.o" "${objects[@]}" "${libs[@]}"
 
+# Every step runs even when an earlier one fails (device time is scarce); the exit status says
+# whether all passed.
+failed=()
 echo "gpu-check: GPU-vs-CPU identity tests"
-KVSTREAM_DATA="$deps/data" "$build/test_gpu_codec"
+KVSTREAM_DATA="$deps/data" "$build/test_gpu_codec" || failed+=("identity tests")
 echo "gpu-check: encode/decode table"
-"$build/gpu_check" "${OUT:-$build}/gpu_decode.json"
+"$build/gpu_check" "${OUT:-$build}/gpu_decode.json" || failed+=("table (a GPU result differs from the CPU's)")
 echo "gpu-check: GPU prefill profiles"
-bash "$repo/scripts/gpu-prefill.sh"
+bash "$repo/scripts/gpu-prefill.sh" || failed+=("prefill profiles")
+if ((${#failed[@]})); then
+  echo "gpu-check: FAILED: ${failed[*]}" >&2
+  exit 1
+fi
+echo "gpu-check: all passed"
