@@ -81,4 +81,12 @@ inline std::string usable_gpu(std::string& device) {
   return "";
 }
 
+// Why a chunk cannot go to the GPU kernels, or "" when it can: the rANS kernels run a group in one
+// warp, a lane per state, so at most 32 states; and a GPU must be usable (usable_gpu).
+inline std::string gpu_refusal(bool rans, int rans_states, std::string& device) {
+  if (rans && rans_states > 32)
+    return "the GPU kernels take rANS groups of at most 32 states (a warp); this chunk has " + std::to_string(rans_states);
+  return usable_gpu(device);
+}
+
 }  // namespace kvstream::codec

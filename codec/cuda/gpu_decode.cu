@@ -112,12 +112,7 @@ __global__ void dequantize_kernel(GpuDecodeJob job, const uint8_t* symbols, cons
 }  // namespace
 
 bool gpu_decode_chunk(const GpuDecodeJob& job, GpuDecodeResult& result, std::string& error) {
-  if (job.rans && job.rans_states > 32) {
-    error = "the GPU decoder takes rANS groups of at most 32 states (a warp); this chunk has " +
-            std::to_string(job.rans_states);
-    return false;
-  }
-  error = usable_gpu(result.device);
+  error = gpu_refusal(job.rans, job.rans_states, result.device);
   if (!error.empty()) return false;
 
   const uint64_t rows = uint64_t(2 * job.layers), cdf_rows = rows * job.channels;

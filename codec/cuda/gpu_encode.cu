@@ -91,12 +91,7 @@ __global__ void compact_kernel(CacheGenEncodeJob job, const uint64_t* offset, ui
 }  // namespace
 
 bool gpu_encode_chunk(const CacheGenEncodeJob& host, bool chunk_cdf, GpuEncodeResult& result, std::string& error) {
-  if (host.rans && host.rans_states > 32) {
-    error = "the GPU encoder takes rANS groups of at most 32 states (a warp); this chunk asks for " +
-            std::to_string(host.rans_states);
-    return false;
-  }
-  error = usable_gpu(result.device);
+  error = gpu_refusal(host.rans, host.rans_states, result.device);
   if (!error.empty()) return false;
 
   CacheGenEncodeJob job = host;
