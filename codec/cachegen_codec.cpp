@@ -4,13 +4,12 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
-#include <cstdio>
 #include <stdexcept>
 
 #include "arithmetic_coder.h"
+#include "bitstream_error.h"
 #include "rans_coder.h"
 #include "rans_decode_x8.h"
-#include "byte_io.h"
 #include "cachegen_encode_stages.h"
 #include "cachegen_quantizer.h"
 #include "cdf.h"
