@@ -14,8 +14,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "cdf.h"
-#include "host_device.h"
+#include "codec/cdf.h"
+#include "codec/host_device.h"
 
 namespace kvstream::codec {
 

@@ -1,9 +1,9 @@
-#include "bitstream.h"
+#include "codec/bitstream.h"
 
 #include <algorithm>
 
-#include "byte_io.h"
-#include "crc32c.h"
+#include "codec/byte_io.h"
+#include "codec/crc32c.h"
 
 namespace kvstream::codec {
 

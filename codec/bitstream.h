@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "kv_cache.h"
+#include "codec/kv_cache.h"
 
 namespace kvstream::codec {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "bitstream_error.h"
+#include "codec/bitstream_error.h"
 
 namespace kvstream::codec {
 

@@ -1,20 +1,20 @@
-#include "cachegen_codec.h"
-#include "cachegen_payload.h"
+#include "codec/cachegen_codec.h"
+#include "codec/cachegen_payload.h"
 
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <stdexcept>
 
-#include "arithmetic_coder.h"
-#include "bitstream_error.h"
-#include "rans_coder.h"
-#include "rans_decode_x8.h"
-#include "cachegen_encode_stages.h"
-#include "cachegen_quantizer.h"
-#include "cdf.h"
-#include "offline_cdf.h"
-#include "vector_quantizer.h"
+#include "codec/arithmetic_coder.h"
+#include "codec/bitstream_error.h"
+#include "codec/cachegen_encode_stages.h"
+#include "codec/cachegen_quantizer.h"
+#include "codec/cdf.h"
+#include "codec/offline_cdf.h"
+#include "codec/rans_coder.h"
+#include "codec/rans_decode_x8.h"
+#include "codec/vector_quantizer.h"
 
 namespace kvstream::codec {
 namespace {

@@ -15,8 +15,8 @@
 #include <memory>
 #include <string>
 
-#include "codec.h"
-#include "ladder.h"
+#include "codec/codec.h"
+#include "codec/ladder.h"
 
 namespace kvstream::codec {
 

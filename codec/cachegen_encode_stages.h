@@ -17,12 +17,12 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "arithmetic_coder.h"
-#include "cdf.h"
-#include "half.h"
-#include "host_device.h"
-#include "rans_coder.h"
-#include "vector_quantizer.h"
+#include "codec/arithmetic_coder.h"
+#include "codec/cdf.h"
+#include "codec/half.h"
+#include "codec/host_device.h"
+#include "codec/rans_coder.h"
+#include "codec/vector_quantizer.h"
 
 namespace kvstream::codec {
 

@@ -1,16 +1,16 @@
-#include "cachegen_payload.h"
+#include "codec/cachegen_payload.h"
 
 #include <algorithm>
 #include <bit>
 #include <cstdio>
 #include <stdexcept>
 
-#include "bitstream_error.h"
-#include "byte_io.h"
-#include "cdf.h"
-#include "offline_cdf.h"
-#include "rans_coder.h"
-#include "vector_quantizer.h"
+#include "codec/bitstream_error.h"
+#include "codec/byte_io.h"
+#include "codec/cdf.h"
+#include "codec/offline_cdf.h"
+#include "codec/rans_coder.h"
+#include "codec/vector_quantizer.h"
 
 namespace kvstream::codec {
 

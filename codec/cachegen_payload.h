@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "bitstream.h"
-#include "cachegen_codec.h"
-#include "codec.h"
-#include "cachegen_quantizer.h"
-#include "ladder.h"
+#include "codec/bitstream.h"
+#include "codec/cachegen_codec.h"
+#include "codec/cachegen_quantizer.h"
+#include "codec/codec.h"
+#include "codec/ladder.h"
 
 namespace kvstream::codec {
 

@@ -1,8 +1,8 @@
-#include "cachegen_quantizer.h"
+#include "codec/cachegen_quantizer.h"
 
 #include <string>
 
-#include "vector_quantizer.h"
+#include "codec/vector_quantizer.h"
 
 namespace kvstream::codec {
 

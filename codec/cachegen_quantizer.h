@@ -12,9 +12,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "cachegen_encode_stages.h"
-#include "kv_cache.h"
-#include "ladder.h"
+#include "codec/cachegen_encode_stages.h"
+#include "codec/kv_cache.h"
+#include "codec/ladder.h"
 
 namespace kvstream::codec {
 

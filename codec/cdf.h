@@ -10,7 +10,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "host_device.h"
+#include "codec/host_device.h"
 
 namespace kvstream::codec {
 

@@ -1,10 +1,10 @@
-#include "codec.h"
+#include "codec/codec.h"
 
 #include <algorithm>
 #include <sstream>
 #include <stdexcept>
 
-#include "bitstream_error.h"
+#include "codec/bitstream_error.h"
 
 namespace kvstream::codec {
 

@@ -1,4 +1,4 @@
-#include "crc32c.h"
+#include "codec/crc32c.h"
 
 #include <array>
 

@@ -1,7 +1,7 @@
 // Baseline "fp16": the chunk's values as raw little-endian fp16, [L][2][T][C] order. Lossless for
 // KV that came from fp16 (the wire dtype); the reference every ratio is measured against.
-#include "codec.h"
-#include "fp16_payload.h"
+#include "codec/codec.h"
+#include "codec/fp16_payload.h"
 
 namespace kvstream::codec {
 namespace {

@@ -1,9 +1,9 @@
-#include "fp16_payload.h"
+#include "codec/fp16_payload.h"
 
 #include <cmath>
 
-#include "byte_io.h"
-#include "half.h"
+#include "codec/byte_io.h"
+#include "codec/half.h"
 
 namespace kvstream::codec {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "bitstream_error.h"
-#include "kv_cache.h"
+#include "codec/bitstream_error.h"
+#include "codec/kv_cache.h"
 
 namespace kvstream::codec {
 

@@ -1,13 +1,13 @@
-#include "gpu_decode.h"
+#include "codec/gpu_decode.h"
 
 #include <stdexcept>
 #include <utility>
 
-#include "bitstream.h"
-#include "bitstream_error.h"
-#include "cachegen_payload.h"
-#include "gpu_decode_kernels.h"
-#include "cachegen_quantizer.h"
+#include "codec/bitstream.h"
+#include "codec/bitstream_error.h"
+#include "codec/cachegen_payload.h"
+#include "codec/cachegen_quantizer.h"
+#include "codec/cuda/gpu_decode_kernels.h"
 
 namespace kvstream::codec {
 

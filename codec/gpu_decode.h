@@ -7,8 +7,8 @@
 #include <span>
 #include <string>
 
-#include "codec.h"
-#include "kv_cache.h"
+#include "codec/codec.h"
+#include "codec/kv_cache.h"
 
 namespace kvstream::codec {
 

@@ -1,12 +1,12 @@
-#include "gpu_encode.h"
+#include "codec/gpu_encode.h"
 
 #include <stdexcept>
 #include <utility>
 
-#include "bitstream.h"
-#include "cachegen_payload.h"
-#include "cachegen_quantizer.h"
-#include "gpu_encode_kernels.h"
+#include "codec/bitstream.h"
+#include "codec/cachegen_payload.h"
+#include "codec/cachegen_quantizer.h"
+#include "codec/cuda/gpu_encode_kernels.h"
 
 namespace kvstream::codec {
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "codec.h"
-#include "kv_cache.h"
+#include "codec/codec.h"
+#include "codec/kv_cache.h"
 
 namespace kvstream::codec {
 

@@ -5,7 +5,7 @@
 #pragma once
 #include <cstdint>
 
-#include "host_device.h"
+#include "codec/host_device.h"
 
 namespace kvstream::codec {
 

@@ -17,11 +17,11 @@
 #include <algorithm>
 #include <cmath>
 
-#include "bit_packing.h"
-#include "byte_io.h"
-#include "codec.h"
-#include "fp16_payload.h"
-#include "half.h"
+#include "codec/bit_packing.h"
+#include "codec/byte_io.h"
+#include "codec/codec.h"
+#include "codec/fp16_payload.h"
+#include "codec/half.h"
 
 namespace kvstream::codec {
 namespace {

@@ -1,15 +1,15 @@
-#include "kvs_file.h"
+#include "codec/kvs_file.h"
 
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
 
-#include "atomic_file.h"
+#include "common/atomic_file.h"
 
 namespace kvstream::codec {
 
 void write_kvs(const std::filesystem::path& path, const std::vector<std::vector<uint8_t>>& bitstreams) {
-  write_file_atomically(path, [&](std::ostream& out) {
+  common::write_file_atomically(path, [&](std::ostream& out) {
     for (const auto& b : bitstreams) out.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
   });
 }

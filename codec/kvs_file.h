@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "codec.h"
+#include "codec/codec.h"
 
 namespace kvstream::codec {
 

@@ -1,4 +1,4 @@
-#include "ladder.h"
+#include "codec/ladder.h"
 
 #include <algorithm>
 #include <cmath>

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "cdf.h"
+#include "codec/cdf.h"
 
 namespace kvstream::codec {
 

@@ -1,13 +1,13 @@
-#include "offline_cdf.h"
+#include "codec/offline_cdf.h"
 
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
 
-#include "atomic_file.h"
-#include "byte_io.h"
-#include "cdf.h"
-#include "crc32c.h"
+#include "codec/byte_io.h"
+#include "codec/cdf.h"
+#include "codec/crc32c.h"
+#include "common/atomic_file.h"
 
 namespace kvstream::codec {
 namespace {
@@ -85,7 +85,7 @@ void OfflineCdfTable::compute_id() {
 
 void OfflineCdfTable::save(const std::filesystem::path& path) const {
   const auto bytes = serialize();
-  write_file_atomically(path, [&](std::ostream& out) {
+  common::write_file_atomically(path, [&](std::ostream& out) {
     out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
   });
 }

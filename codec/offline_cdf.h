@@ -11,8 +11,8 @@
 #include <filesystem>
 #include <vector>
 
-#include "cachegen_quantizer.h"
-#include "ladder.h"
+#include "codec/cachegen_quantizer.h"
+#include "codec/ladder.h"
 
 namespace kvstream::codec {
 

@@ -8,11 +8,11 @@
 //           QDAT  packed symbols in (row, token, channel) order, bits each
 #include <cmath>
 
-#include "bit_packing.h"
-#include "byte_io.h"
-#include "codec.h"
-#include "fp16_payload.h"
-#include "vector_quantizer.h"
+#include "codec/bit_packing.h"
+#include "codec/byte_io.h"
+#include "codec/codec.h"
+#include "codec/fp16_payload.h"
+#include "codec/vector_quantizer.h"
 
 namespace kvstream::codec {
 namespace {

@@ -21,8 +21,8 @@
 #pragma once
 #include <cstdint>
 
-#include "cdf.h"
-#include "host_device.h"
+#include "codec/cdf.h"
+#include "codec/host_device.h"
 
 namespace kvstream::codec {
 

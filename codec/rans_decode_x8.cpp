@@ -1,4 +1,4 @@
-#include "rans_decode_x8.h"
+#include "codec/rans_decode_x8.h"
 
 #include <immintrin.h>
 

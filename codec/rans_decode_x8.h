@@ -10,7 +10,7 @@
 #pragma once
 #include <cstdint>
 
-#include "rans_coder.h"
+#include "codec/rans_coder.h"
 
 namespace kvstream::codec {
 

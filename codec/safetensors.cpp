@@ -1,13 +1,13 @@
-#include "safetensors.h"
+#include "codec/safetensors.h"
 
 #include <bit>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "atomic_file.h"
-#include "byte_io.h"
-#include "half.h"
+#include "codec/byte_io.h"
+#include "codec/half.h"
+#include "common/atomic_file.h"
 
 namespace kvstream::codec {
 namespace {
@@ -123,7 +123,7 @@ void write_safetensors(const std::filesystem::path& path, const SafetensorsFile&
   text.append((8 - text.size() % 8) % 8, ' ');  // align the data block to 8 bytes
   std::vector<uint8_t> len;
   ByteWriter(len).put<uint64_t>(text.size());
-  write_file_atomically(path, [&](std::ostream& out) {
+  common::write_file_atomically(path, [&](std::ostream& out) {
     out.write(reinterpret_cast<const char*>(len.data()), 8);
     out.write(text.data(), static_cast<std::streamsize>(text.size()));
     for (const auto& [name, t] : file.tensors)

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "bitstream.h"
-#include "kv_cache.h"
+#include "codec/bitstream.h"
+#include "codec/kv_cache.h"
 
 namespace kvstream::codec {
 

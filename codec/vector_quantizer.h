@@ -13,8 +13,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "half.h"
-#include "host_device.h"
+#include "codec/half.h"
+#include "codec/host_device.h"
 
 namespace kvstream::codec {
 

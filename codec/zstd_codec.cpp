@@ -5,8 +5,8 @@
 
 #include <stdexcept>
 
-#include "codec.h"
-#include "fp16_payload.h"
+#include "codec/codec.h"
+#include "codec/fp16_payload.h"
 
 namespace kvstream::codec {
 namespace {

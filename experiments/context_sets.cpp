@@ -1,31 +1,31 @@
-#include "context_sets.h"
+#include "experiments/context_sets.h"
 
 #include <chrono>
 #include <cstdio>
 #include <stdexcept>
 
-#include "content_hash.h"
-#include "data_resolver.h"
-#include "error_text.h"
-#include "context_profiler.h"
-#include "kv_scale.h"
-#include "model_catalog.h"
-#include "profile_cache.h"
+#include "common/content_hash.h"
+#include "common/data_resolver.h"
+#include "common/error_text.h"
+#include "models/model_catalog.h"
+#include "profiling/context_profiler.h"
+#include "profiling/kv_scale.h"
+#include "profiling/profile_cache.h"
 
 namespace kvstream::experiments {
 
 namespace {
 
-// Bumped whenever profile_context measures differently, so old cache entries are not reused.
+// Bumped whenever profiling::profile_context measures differently, so old cache entries are not reused.
 constexpr int kProfilerVersion = 1;
 
 std::string ids_hash(const std::vector<int32_t>& ids) {
-  return hex64(fnv1a64(ids.data(), ids.size() * sizeof(int32_t)));
+  return common::hex64(common::fnv1a64(ids.data(), ids.size() * sizeof(int32_t)));
 }
 
 // What identifies the model's numbers without hashing every weight: its shape and checksums of the
 // embedding and final norm.
-nlohmann::json model_fingerprint(const LoadedModel& loaded) {
+nlohmann::json model_fingerprint(const models::LoadedModel& loaded) {
   const auto& c = loaded.model->config();
   const auto& w = loaded.model->weights();
   char sums[96];
@@ -37,7 +37,7 @@ nlohmann::json model_fingerprint(const LoadedModel& loaded) {
 }
 
 struct Loaded {
-  LoadedModel model;
+  models::LoadedModel model;
   ModelContexts used;
   bool fallback = false;
 };
@@ -45,16 +45,16 @@ struct Loaded {
 // The set's model, else its fallback when the model's files are missing.
 Loaded load_set_model(const ContextSetConfig& set, const std::string& path, const ProgressLog& log) {
   try {
-    return {load_model(set.measured.model), set.measured, false};
+    return {models::load_model(set.measured.model), set.measured, false};
   } catch (const std::invalid_argument& e) {
     throw std::runtime_error(path + ".model: " + e.what());
   } catch (const std::runtime_error& e) {
     if (!set.fallback) throw std::runtime_error(path + ".model: " + e.what());
-    log("context set " + set.name + ": model " + set.measured.model + " is not available (" + first_line(e) +
+    log("context set " + set.name + ": model " + set.measured.model + " is not available (" + common::first_line(e) +
         "); using the fallback " + set.fallback->model);
   }
   try {
-    return {load_model(set.fallback->model), *set.fallback, true};
+    return {models::load_model(set.fallback->model), *set.fallback, true};
   } catch (const std::exception& e) {
     throw std::runtime_error(path + ".fallback.model: " + e.what());
   }
@@ -111,12 +111,12 @@ std::vector<nlohmann::json> profile_level_rows(const std::string& set, const std
 }
 
 LoadedContextSet measure_set(const ExperimentConfig& config, const ContextSetConfig& set, const std::string& path,
-                             const ProfileCache& cache, const ProgressLog& log, double& fp16_bytes_per_token) {
+                             const profiling::ProfileCache& cache, const ProgressLog& log, double& fp16_bytes_per_token) {
   Loaded loaded = load_set_model(set, path, log);
   const ModelContexts& m = loaded.used;
-  std::vector<ContextTokens> contexts;
+  std::vector<profiling::ContextTokens> contexts;
   try {
-    contexts = text_contexts(loaded.model, m.dataset, m.count, m.tokens, m.continuation_tokens, m.stride_chars);
+    contexts = profiling::text_contexts(loaded.model, m.dataset, m.count, m.tokens, m.continuation_tokens, m.stride_chars);
   } catch (const std::exception& e) {
     throw std::runtime_error(path + (loaded.fallback ? ".fallback" : "") + ": " + e.what());
   }
@@ -133,12 +133,12 @@ LoadedContextSet measure_set(const ExperimentConfig& config, const ContextSetCon
                                    {"chunk_tokens", m.chunk_tokens}, {"codecs", config.codecs}, {"levels", config.levels}};
     auto result = cache.load(inputs);
     if (result) {
-      log("context " + set.name + "/" + context.name + ": profile from the cache (" + cache.path(ProfileCache::key(inputs)).string() + ")");
+      log("context " + set.name + "/" + context.name + ": profile from the cache (" + cache.path(profiling::ProfileCache::key(inputs)).string() + ")");
     } else {
       const auto start = std::chrono::steady_clock::now();
-      MeasuredContext measured;
+      profiling::MeasuredContext measured;
       try {
-        measured = profile_context(loaded.model, context, ProfilingOptions{m.chunk_tokens, config.codecs, config.levels});
+        measured = profiling::profile_context(loaded.model, context, profiling::ProfilingOptions{m.chunk_tokens, config.codecs, config.levels});
       } catch (const std::exception& e) {
         throw std::runtime_error(path + ": " + context.name + ": " + e.what());
       }
@@ -150,9 +150,9 @@ LoadedContextSet measure_set(const ExperimentConfig& config, const ContextSetCon
           " tokens x " + std::to_string(measured.levels.size()) + " levels in " +
           std::to_string(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()) + " s");
     }
-    out.measured.push_back(sim::context_profile_from_json(result->at("profile"), cache.path(ProfileCache::key(inputs)).string()));
+    out.measured.push_back(sim::context_profile_from_json(result->at("profile"), cache.path(profiling::ProfileCache::key(inputs)).string()));
     results.push_back(*result);
-    keys.push_back(ProfileCache::key(inputs));
+    keys.push_back(profiling::ProfileCache::key(inputs));
   }
   out.level_rows = measured_level_rows(set.name, loaded.model.name, results);
   out.provenance = {{"model_requested", set.measured.model}, {"model_used", loaded.model.name},
@@ -179,11 +179,11 @@ void check_same_levels(const std::vector<sim::ContextProfile>& profiles, const s
 std::vector<LoadedContextSet> load_context_sets(const ExperimentConfig& config, const std::string& where,
                                                 const std::filesystem::path& cache_dir, const ProgressLog& log) {
   try {
-    profile_levels(ProfilingOptions{1, config.codecs, config.levels});
+    profiling::profile_levels(profiling::ProfilingOptions{1, config.codecs, config.levels});
   } catch (const std::invalid_argument& e) {
     throw std::runtime_error(where + ": $.codecs / $.levels: " + e.what());
   }
-  const ProfileCache cache(cache_dir);
+  const profiling::ProfileCache cache(cache_dir);
   std::vector<LoadedContextSet> sets;
   for (size_t i = 0; i < config.context_sets.size(); ++i) {
     const ContextSetConfig& set = config.context_sets[i];
@@ -207,7 +207,7 @@ std::vector<LoadedContextSet> load_context_sets(const ExperimentConfig& config, 
     } else {
       for (const auto& file : set.files) {
         try {
-          loaded.measured.push_back(sim::read_context_profile(data::resolve_input(file).string()));
+          loaded.measured.push_back(sim::read_context_profile(common::resolve_input(file).string()));
         } catch (const std::exception& e) {
           throw std::runtime_error(path + ".files: " + e.what());
         }
@@ -222,7 +222,7 @@ std::vector<LoadedContextSet> load_context_sets(const ExperimentConfig& config, 
     for (const auto& profile : loaded.measured) {
       sim::ContextProfile simulated = profile;
       if (set.extrapolate) {
-        simulated = extrapolate_context(profile, set.extrapolate->chunks, set.extrapolate->chunk_tokens);
+        simulated = profiling::extrapolate_context(profile, set.extrapolate->chunks, set.extrapolate->chunk_tokens);
         loaded.provenance["extrapolated"] = {{"chunks", set.extrapolate->chunks},
                                              {"chunk_tokens", set.extrapolate->chunk_tokens},
                                              {"note", "measured per-token costs and quality laid out on a longer context"}};
@@ -230,7 +230,7 @@ std::vector<LoadedContextSet> load_context_sets(const ExperimentConfig& config, 
       double kv_bytes_per_token = fp16_bytes_per_token.value_or(0);
       if (config.kv_scale) {
         const double factor = config.kv_scale->fp16_bytes_per_token / *fp16_bytes_per_token;
-        simulated = scale_kv(std::move(simulated), factor);
+        simulated = profiling::scale_kv(std::move(simulated), factor);
         kv_bytes_per_token = config.kv_scale->fp16_bytes_per_token;
         loaded.provenance["kv_scale"] = {{"architecture", config.kv_scale->name}, {"factor", factor},
                                          {"fp16_bytes_per_token", kv_bytes_per_token}};

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "context_profile.h"
-#include "experiment_config.h"
+#include "experiments/experiment_config.h"
+#include "sim/context_profile.h"
 
 namespace kvstream::experiments {
 

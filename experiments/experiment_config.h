@@ -110,7 +110,7 @@ struct ExperimentConfig {
   std::vector<std::string> figures;  // plotting/plot.py kinds; empty: what the results hold
 };
 
-// Throws sim::JsonError "<where>: <JSON path>: <what was expected, what was found>".
+// Throws common::JsonError "<where>: <JSON path>: <what was expected, what was found>".
 ExperimentConfig parse_experiment_config(const nlohmann::json& json, const std::string& where);
 ExperimentConfig read_experiment_config(const std::string& path);
 // Every field explicit (defaults filled in): what results/<name>/config.json holds, and what

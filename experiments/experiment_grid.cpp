@@ -1,10 +1,10 @@
-#include "experiment_grid.h"
+#include "experiments/experiment_grid.h"
 
 #include <map>
 #include <regex>
 #include <stdexcept>
 
-#include "content_hash.h"
+#include "common/content_hash.h"
 
 namespace kvstream::experiments {
 
@@ -44,7 +44,7 @@ std::vector<RunSpec> expand_grid(const ExperimentConfig& config, const GridShape
                         {"slo_s", config.slos_s[slo]},
                         {"policy", config.policies[policy]},
                         {"repetition", rep}};
-                    run.id = content_hash(run.coordinates.dump());
+                    run.id = common::content_hash(run.coordinates.dump());
                     const auto [it, inserted] = seen.emplace(run.id, run.index);
                     if (!inserted)
                       throw std::invalid_argument("runs " + std::to_string(it->second) + " and " +

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "experiment_config.h"
+#include "experiments/experiment_config.h"
 
 namespace kvstream::experiments {
 

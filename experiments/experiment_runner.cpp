@@ -1,4 +1,4 @@
-#include "experiment_runner.h"
+#include "experiments/experiment_runner.h"
 
 #include <unistd.h>
 
@@ -12,20 +12,20 @@
 #include <thread>
 #include <zstd.h>
 
-#include "content_hash.h"
-#include "data_resolver.h"
-#include "error_text.h"
-#include "context_sets.h"
-#include "figures.h"
-#include "json_reader.h"
-#include "policy.h"
-#include "profile_cache.h"
-#include "progress.h"
-#include "run_log.h"
-#include "shipped_profiles.h"
-#include "simulation.h"
-#include "trace_inputs.h"
-#include "trace_transforms.h"
+#include "common/content_hash.h"
+#include "common/data_resolver.h"
+#include "common/error_text.h"
+#include "common/json_reader.h"
+#include "experiments/context_sets.h"
+#include "experiments/figures.h"
+#include "experiments/progress.h"
+#include "experiments/run_log.h"
+#include "profiling/profile_cache.h"
+#include "profiling/shipped_profiles.h"
+#include "sim/policy.h"
+#include "sim/simulation.h"
+#include "traces/trace_inputs.h"
+#include "traces/trace_transforms.h"
 
 namespace kvstream::experiments {
 
@@ -58,14 +58,14 @@ struct TraceSet {
 };
 
 // The traces of a set's `inputs` (`key`), every error naming the input's JSON path.
-std::vector<NamedTrace> collect_set(const TraceSetConfig& set, const std::string& key, const std::string& where) {
+std::vector<traces::NamedTrace> collect_set(const TraceSetConfig& set, const std::string& key, const std::string& where) {
   const auto& inputs = key == "inputs" ? set.inputs : set.fallback;
-  std::vector<NamedTrace> found;
+  std::vector<traces::NamedTrace> found;
   for (size_t i = 0; i < inputs.size(); ++i) try {
-      collect_traces(inputs[i], traces::parse_trace_format(set.format), found);
-    } catch (const data::DataNotFound& e) {
+      traces::collect_traces(inputs[i], traces::parse_trace_format(set.format), found);
+    } catch (const common::DataNotFound& e) {
       const std::string message = where + ": " + set.json_path + "." + key + "[" + std::to_string(i) + "]: " + e.what();
-      if (key == "inputs" && !set.fallback.empty()) throw data::DataNotFound(message);  // the caller falls back
+      if (key == "inputs" && !set.fallback.empty()) throw common::DataNotFound(message);  // the caller falls back
       throw std::runtime_error(message);
     } catch (const std::exception& e) {
       throw std::runtime_error(where + ": " + set.json_path + "." + key + "[" + std::to_string(i) + "]: " + e.what());
@@ -77,11 +77,11 @@ std::vector<TraceSet> load_trace_sets(const ExperimentConfig& config, const std:
   std::vector<TraceSet> sets;
   for (const auto& set : config.trace_sets) {
     TraceSet loaded;
-    std::vector<NamedTrace> found;
+    std::vector<traces::NamedTrace> found;
     try {
       found = collect_set(set, "inputs", where);
-    } catch (const data::DataNotFound& e) {
-      log << "trace set " << set.name << ": " << first_line(e)
+    } catch (const common::DataNotFound& e) {
+      log << "trace set " << set.name << ": " << common::first_line(e)
           << "; using its fallback: " << nlohmann::json(set.fallback).dump() << std::endl;
       found = collect_set(set, "fallback", where);
       loaded.fallback_used = true;
@@ -180,7 +180,7 @@ void check_runnable(const ExperimentConfig& config, const std::string& where, co
 double repetition_offset_s(uint64_t seed, const std::string& trace_name, int repetition,
                            const traces::BandwidthTrace& trace) {
   if (repetition == 0 || trace.chunk_indexed()) return 0;
-  uint64_t x = fnv1a64(trace_name.data(), trace_name.size(), seed * 0x9E3779B97F4A7C15ull + uint64_t(repetition));
+  uint64_t x = common::fnv1a64(trace_name.data(), trace_name.size(), seed * 0x9E3779B97F4A7C15ull + uint64_t(repetition));
   x ^= x >> 31;  // splitmix-style finaliser: the top 53 bits become a uniform double in [0, 1)
   x *= 0xbf58476d1ce4e5b9ull;
   x ^= x >> 27;
@@ -262,7 +262,7 @@ void check_out_dir(const fs::path& out, const nlohmann::json& resolved, const Ru
                                "directory; choose another --out, or pass --overwrite");
     return;
   }
-  const auto earlier = to_json(parse_experiment_config(sim::read_json_file((out / "config.json").string()),
+  const auto earlier = to_json(parse_experiment_config(common::read_json_file((out / "config.json").string()),
                                                        (out / "config.json").string()));
   if (earlier != resolved)
     throw std::runtime_error(out.string() + " holds results of another config (its config.json differs): choose "
@@ -271,7 +271,7 @@ void check_out_dir(const fs::path& out, const nlohmann::json& resolved, const Ru
   if (!options.resume)
     throw std::runtime_error(out.string() + " already holds results (runs.jsonl); pass --resume to continue them, "
                              "--overwrite to replace them, or choose another --out");
-  const auto manifest = sim::read_json_file((out / "manifest.json").string());
+  const auto manifest = common::read_json_file((out / "manifest.json").string());
   if (manifest.value("shard", std::string("0/1")) != options.shard.to_string())
     throw std::runtime_error(out.string() + " holds shard " + manifest.value("shard", std::string("0/1")) +
                              ", not " + options.shard.to_string());
@@ -280,7 +280,7 @@ void check_out_dir(const fs::path& out, const nlohmann::json& resolved, const Ru
 void check_profiles_match(const fs::path& out, const std::string& profiles_hash, const RunnerOptions& options) {
   std::error_code ec;
   if (options.overwrite || !fs::exists(out / "runs.jsonl", ec) || fs::file_size(out / "runs.jsonl", ec) == 0) return;
-  const auto manifest = sim::read_json_file((out / "manifest.json").string());
+  const auto manifest = common::read_json_file((out / "manifest.json").string());
   if (manifest.value("profiles_hash", std::string()) != profiles_hash)
     throw std::runtime_error(out.string() + " was run on other context profiles (manifest profiles_hash " +
                              manifest.value("profiles_hash", std::string("?")) + ", now " + profiles_hash +
@@ -329,7 +329,7 @@ RunnerReport run_experiment(const ExperimentConfig& config, const std::string& c
   nlohmann::json hardware_info = nlohmann::json::array();
   for (size_t h = 0; h < config.hardware.size(); ++h) {
     try {
-      const HardwareProfileChoice choice = choose_hardware_profile(config.hardware[h]);
+      const profiling::HardwareProfileChoice choice = profiling::choose_hardware_profile(config.hardware[h]);
       hardware.push_back(sim::read_hardware_profile(choice.file));
       hardware_info.push_back({{"name", config.hardware[h]}, {"file", choice.file}, {"device", hardware.back().device},
                                {"kind", hardware.back().kind}, {"model", hardware.back().model},
@@ -344,13 +344,13 @@ RunnerReport run_experiment(const ExperimentConfig& config, const std::string& c
   if (config.decode && config.decode->from_hardware)  // the throughputs behind every decode time (check_runnable checks them)
     for (size_t h = 0; h < hardware.size(); ++h)
       if (hardware[h].decode) hardware_info[h]["decode"] = sim::to_json(*hardware[h].decode);
-  const fs::path cache_dir = options.profile_cache.empty() ? ProfileCache::default_dir() : options.profile_cache;
+  const fs::path cache_dir = options.profile_cache.empty() ? profiling::ProfileCache::default_dir() : options.profile_cache;
   const auto contexts = load_context_sets(config, config_path, cache_dir, [&](const std::string& line) { log << line << std::endl; });
   check_runnable(config, config_path, contexts, hardware);
   std::string profile_texts;
   for (const auto& set : contexts)
     for (const auto& profile : set.measured) profile_texts += sim::to_json(profile).dump();
-  const std::string profiles_hash = content_hash(profile_texts);
+  const std::string profiles_hash = common::content_hash(profile_texts);
   check_profiles_match(out, profiles_hash, options);
   if (config.kv_scale && hardware.empty() && !config.policies.empty())
     log << "warning: KV bytes are scaled to " << config.kv_scale->name << " but no hardware profile is given: text "
@@ -434,7 +434,7 @@ RunnerReport run_experiment(const ExperimentConfig& config, const std::string& c
   }
   std::error_code ec;
   if (fs::exists(out / "manifest.json", ec) && options.resume)
-    manifest["sessions"] = sim::read_json_file((out / "manifest.json").string()).value("sessions", nlohmann::json::array());
+    manifest["sessions"] = common::read_json_file((out / "manifest.json").string()).value("sessions", nlohmann::json::array());
   else
     manifest["sessions"] = nlohmann::json::array();
   manifest["sessions"].push_back({{"started_at", utc_now()}, {"jobs", options.jobs}, {"resumed_runs", report.resumed_runs},

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "experiment_config.h"
-#include "experiment_grid.h"
-#include "result_tables.h"
+#include "experiments/experiment_config.h"
+#include "experiments/experiment_grid.h"
+#include "experiments/result_tables.h"
 
 namespace kvstream::experiments {
 
@@ -23,7 +23,7 @@ struct RunnerOptions {
   bool resume = false;
   bool overwrite = false;               // replace the results in out_dir (the files the runner writes)
   Shard shard;
-  std::filesystem::path profile_cache;  // empty: ProfileCache::default_dir()
+  std::filesystem::path profile_cache;  // empty: profiling::ProfileCache::default_dir()
   bool profiles_only = false;           // stop after the profiling stage (fills the cache)
   bool figures = true;
   bool terminal = false;                // draw a progress bar instead of progress lines

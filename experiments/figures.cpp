@@ -1,4 +1,4 @@
-#include "figures.h"
+#include "experiments/figures.h"
 
 #include <sys/wait.h>
 

@@ -1,4 +1,4 @@
-#include "progress.h"
+#include "experiments/progress.h"
 
 #include <cstdio>
 #include <ostream>

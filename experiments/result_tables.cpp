@@ -1,12 +1,12 @@
-#include "result_tables.h"
+#include "experiments/result_tables.h"
 
 #include <cmath>
 #include <cstdio>
 #include <map>
 #include <ostream>
 
-#include "atomic_file.h"
-#include "request_result.h"
+#include "common/atomic_file.h"
+#include "sim/request_result.h"
 
 namespace kvstream::experiments {
 
@@ -52,7 +52,7 @@ std::string csv_cell(const nlohmann::json& value) {
 
 void write_csv(const std::filesystem::path& path, const std::vector<std::string>& columns,
                const std::vector<nlohmann::json>& rows) {
-  codec::write_file_atomically(path, [&](std::ostream& out) {
+  common::write_file_atomically(path, [&](std::ostream& out) {
     for (size_t i = 0; i < columns.size(); ++i) out << (i ? "," : "") << columns[i];
     out << "\n";
     for (const auto& row : rows) {
@@ -112,7 +112,7 @@ void write_summary_csv(const std::filesystem::path& path, const std::vector<Summ
 }
 
 void write_json_file(const std::filesystem::path& path, const nlohmann::json& json) {
-  codec::write_file_atomically(path, [&](std::ostream& out) { out << json.dump(1) << "\n"; });
+  common::write_file_atomically(path, [&](std::ostream& out) { out << json.dump(1) << "\n"; });
 }
 
 void write_levels_csv(const std::filesystem::path& path, const std::vector<nlohmann::json>& rows) {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "summary.h"
+#include "sim/summary.h"
 
 namespace kvstream::experiments {
 

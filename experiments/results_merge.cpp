@@ -1,4 +1,4 @@
-#include "results_merge.h"
+#include "experiments/results_merge.h"
 
 #include <fstream>
 #include <map>
@@ -6,10 +6,10 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "atomic_file.h"
-#include "figures.h"
-#include "json_reader.h"
-#include "run_log.h"
+#include "common/atomic_file.h"
+#include "common/json_reader.h"
+#include "experiments/figures.h"
+#include "experiments/run_log.h"
 
 namespace kvstream::experiments {
 
@@ -30,7 +30,7 @@ MergeReport merge_results(const std::vector<fs::path>& dirs, const fs::path& out
   std::error_code ec;
   if (fs::exists(out / "runs.jsonl", ec) && fs::file_size(out / "runs.jsonl", ec) > 0)
     throw std::runtime_error(out.string() + " already holds results; merge into a new directory");
-  const nlohmann::json config = sim::read_json_file((dirs.front() / "config.json").string());
+  const nlohmann::json config = common::read_json_file((dirs.front() / "config.json").string());
   const std::string levels = file_text(dirs.front() / "levels.csv");  // equal in every shard: same profiles_hash
   std::map<std::string, nlohmann::json> runs;       // id -> record
   std::map<std::string, std::string> found_in;      // id -> directory
@@ -39,10 +39,10 @@ MergeReport merge_results(const std::vector<fs::path>& dirs, const fs::path& out
   nlohmann::json manifest;
   for (const auto& dir : dirs) {
     if (fs::equivalent(dir, out, ec)) throw std::runtime_error("--out must differ from the merged directories");
-    if (sim::read_json_file((dir / "config.json").string()) != config)
+    if (common::read_json_file((dir / "config.json").string()) != config)
       throw std::runtime_error((dir / "config.json").string() + " differs from " + (dirs.front() / "config.json").string() +
                                ": only shards of one experiment can be merged");
-    const auto shard_manifest = sim::read_json_file((dir / "manifest.json").string());
+    const auto shard_manifest = common::read_json_file((dir / "manifest.json").string());
     const std::string state = shard_manifest.value("state", std::string("?"));
     if (state != "complete")
       throw std::runtime_error(dir.string() + " is not finished (state \"" + state +
@@ -79,7 +79,7 @@ MergeReport merge_results(const std::vector<fs::path>& dirs, const fs::path& out
 
   fs::create_directories(out);
   write_json_file(out / "config.json", config);
-  codec::write_file_atomically(out / "levels.csv", [&](std::ostream& o) { o << levels; });
+  common::write_file_atomically(out / "levels.csv", [&](std::ostream& o) { o << levels; });
   fs::copy(dirs.front() / "profiles", out / "profiles",
            fs::copy_options::recursive | fs::copy_options::overwrite_existing);
   write_run_log_sorted(out / "runs.jsonl", lines);

@@ -6,7 +6,7 @@
 #include <iosfwd>
 #include <vector>
 
-#include "result_tables.h"
+#include "experiments/result_tables.h"
 
 namespace kvstream::experiments {
 

@@ -1,4 +1,4 @@
-#include "run_log.h"
+#include "experiments/run_log.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "atomic_file.h"
+#include "common/atomic_file.h"
 
 namespace kvstream::experiments {
 
@@ -67,7 +67,7 @@ void RunLog::append(const nlohmann::json& line) {
 void write_run_log_sorted(const std::filesystem::path& path, std::vector<nlohmann::json> lines) {
   std::stable_sort(lines.begin(), lines.end(),
                    [](const auto& a, const auto& b) { return a.at("run").template get<size_t>() < b.at("run").template get<size_t>(); });
-  codec::write_file_atomically(path, [&](std::ostream& out) {
+  common::write_file_atomically(path, [&](std::ostream& out) {
     for (const auto& line : lines) out << line.dump() << "\n";
   });
 }

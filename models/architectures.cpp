@@ -1,4 +1,4 @@
-#include "architectures.h"
+#include "models/architectures.h"
 
 #include <stdexcept>
 

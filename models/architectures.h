@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "llama_model.h"
+#include "models/llama_model.h"
 
 namespace kvstream::models {
 

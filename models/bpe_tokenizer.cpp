@@ -1,4 +1,4 @@
-#include "bpe_tokenizer.h"
+#include "models/bpe_tokenizer.h"
 
 #include <algorithm>
 #include <array>
@@ -19,7 +19,7 @@ struct CodepointRange {
 };
 
 constexpr CodepointRange kCodepointRanges[] = {
-#include "unicode_classes_table.inc"
+#include "models/unicode_classes_table.inc"
 };
 
 CodepointClass classify(char32_t cp) {

@@ -21,8 +21,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "gguf_file.h"
-#include "tokenizer.h"
+#include "models/gguf_file.h"
+#include "models/tokenizer.h"
 
 namespace kvstream::models {
 

@@ -1,4 +1,4 @@
-#include "device_query.h"
+#include "models/device_query.h"
 
 #include <fstream>
 #include <stdexcept>

@@ -1,4 +1,4 @@
-#include "gguf_checkpoint.h"
+#include "models/gguf_checkpoint.h"
 
 #include <stdexcept>
 

@@ -5,8 +5,8 @@
 #pragma once
 #include <filesystem>
 
-#include "gguf_file.h"
-#include "llama_model.h"
+#include "models/gguf_file.h"
+#include "models/llama_model.h"
 
 namespace kvstream::models {
 

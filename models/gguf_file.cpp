@@ -1,4 +1,4 @@
-#include "gguf_file.h"
+#include "models/gguf_file.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>

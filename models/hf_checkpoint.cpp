@@ -1,4 +1,4 @@
-#include "hf_checkpoint.h"
+#include "models/hf_checkpoint.h"
 
 #include <algorithm>
 #include <fstream>
@@ -8,7 +8,7 @@
 #include <set>
 #include <stdexcept>
 
-#include "safetensors.h"
+#include "codec/safetensors.h"
 
 namespace kvstream::models {
 namespace {

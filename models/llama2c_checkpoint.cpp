@@ -1,4 +1,4 @@
-#include "llama2c_checkpoint.h"
+#include "models/llama2c_checkpoint.h"
 
 #include <cstdlib>
 #include <fstream>

@@ -8,7 +8,7 @@
 #pragma once
 #include <filesystem>
 
-#include "llama_model.h"
+#include "models/llama_model.h"
 
 namespace kvstream::models {
 

@@ -1,4 +1,4 @@
-#include "llama2c_tokenizer.h"
+#include "models/llama2c_tokenizer.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "tokenizer.h"
+#include "models/tokenizer.h"
 
 namespace kvstream::models {
 

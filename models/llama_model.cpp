@@ -1,4 +1,4 @@
-#include "llama_model.h"
+#include "models/llama_model.h"
 
 #include <cmath>
 #include <stdexcept>

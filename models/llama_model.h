@@ -14,7 +14,7 @@
 
 #include <vector>
 
-#include "llama_config.h"
+#include "models/llama_config.h"
 
 namespace kvstream::models {
 

@@ -1,4 +1,4 @@
-#include "sentencepiece_tokenizer.h"
+#include "models/sentencepiece_tokenizer.h"
 
 #include <dlfcn.h>
 

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <memory>
 
-#include "tokenizer.h"
+#include "models/tokenizer.h"
 
 namespace kvstream::models {
 

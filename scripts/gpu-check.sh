@@ -9,7 +9,7 @@
 #   bash scripts/gpu-check.sh             on the GPU machine (with .gpu-deps/ carried along): builds the
 #                                          codec with nvcc + g++ (no CMake needed), runs the GPU-vs-CPU
 #                                          identity tests (encode: same bytes; decode: same values), then
-#                                          prints the encode/decode table (tests/bench/gpu_check.cpp) and
+#                                          prints the encode/decode table (bench/gpu_check.cpp) and
 #                                          writes the decode throughputs to $OUT (or build-gpu-check/)
 #                                          gpu_decode.json, for `kvstream profile-decode --from`; then
 #                                          scripts/gpu-prefill.sh: prefill profiles with the CUDA LibTorch of
@@ -46,13 +46,13 @@ mkdir -p "$build"
 archs=""
 for a in ${CUDA_ARCHS:-80 90}; do archs+=" -gencode arch=compute_$a,code=sm_$a"; done
 common=(-O3 -DNDEBUG -DKVSTREAM_HAVE_CUDA=1 "-DKVSTREAM_LADDER_DIR=\"$repo/codec/ladders\""
-        "-DKVSTREAM_SOURCE_DIR=\"$repo\"" -I"$repo/codec" -I"$repo/codec/cuda" -I"$repo/experiments" -I"$repo/tests"
+        "-DKVSTREAM_SOURCE_DIR=\"$repo\"" -I"$repo"
         -I"$deps/include" -I"$deps/googletest/include" -I"$deps/googletest")
 
 echo "gpu-check: compiling with $($nvcc --version | tail -1) and $($cxx --version | head -1)"
 jobs=$(nproc)
-sources=(codec/*.cpp experiments/data_resolver.cpp tests/codec/test_gpu_decode.cpp tests/codec/test_gpu_encode.cpp
-         "$deps/googletest/src/gtest-all.cc" "$deps/googletest/src/gtest_main.cc" tests/bench/gpu_check.cpp)
+sources=(codec/*.cpp common/*.cpp tests/codec/test_gpu_decode.cpp tests/codec/test_gpu_encode.cpp
+         "$deps/googletest/src/gtest-all.cc" "$deps/googletest/src/gtest_main.cc" bench/gpu_check.cpp)
 for src in "${sources[@]}"; do
   "$cxx" -std=c++20 "${common[@]}" -c "$src" -o "$build/$(basename "$src").o" &
   while (( $(jobs -r | wc -l) >= jobs )); do wait -n; done

@@ -1,9 +1,9 @@
-#include "context_profile.h"
+#include "sim/context_profile.h"
 
 #include <set>
 #include <stdexcept>
 
-#include "json_reader.h"
+#include "common/json_reader.h"
 
 namespace kvstream::sim {
 
@@ -39,28 +39,28 @@ int ContextProfile::level_index(const std::string& level_name) const {
 }
 
 ContextProfile context_profile_from_json(const nlohmann::json& json, const std::string& where) {
-  const JsonNode root(json, where);
+  const common::JsonNode root(json, where);
   ContextProfile profile;
   profile.name = root.has("name") ? root.at("name").string() : "";
   profile.model = root.has("model") ? root.at("model").string() : "";
   profile.chunk_tokens = root.at("chunk_tokens").integer_at_least(1);
   if (root.has("fp16_bytes_per_token")) profile.fp16_bytes_per_token = root.at("fp16_bytes_per_token").number_at_least(1);
 
-  const JsonNode levels = root.at("levels");
+  const common::JsonNode levels = root.at("levels");
   if (levels.size() == 0) levels.fail("expected at least one level");
   std::set<std::string> names;
   for (size_t i = 0; i < levels.size(); ++i) {
-    const JsonNode level = levels.at(i);
+    const common::JsonNode level = levels.at(i);
     LevelInfo info{level.at("name").string(), level.at("codec").string()};
     if (info.name.empty() || !names.insert(info.name).second) level.at("name").fail("expected a unique, non-empty name");
     profile.levels.push_back(std::move(info));
   }
 
-  const JsonNode chunks = root.at("chunks");
+  const common::JsonNode chunks = root.at("chunks");
   if (chunks.size() == 0) chunks.fail("expected at least one chunk");
   int64_t next_token = 0;
   for (size_t c = 0; c < chunks.size(); ++c) {
-    const JsonNode node = chunks.at(c);
+    const common::JsonNode node = chunks.at(c);
     ChunkProfile chunk;
     chunk.start_token = node.at("start_token").integer_at_least(0);
     if (chunk.start_token != next_token)
@@ -69,12 +69,12 @@ ContextProfile context_profile_from_json(const nlohmann::json& json, const std::
     next_token += chunk.tokens;
     chunk.text_bytes = node.at("text_bytes").number_at_least(0);
     if (node.has("recompute_s")) chunk.recompute_s = node.at("recompute_s").number_at_least(0);
-    const JsonNode costs = node.at("levels");
+    const common::JsonNode costs = node.at("levels");
     if (costs.size() != profile.levels.size())
       costs.fail("expected " + std::to_string(profile.levels.size()) + " entries (one per profile level), got " +
                  std::to_string(costs.size()));
     for (size_t l = 0; l < costs.size(); ++l) {
-      const JsonNode cost = costs.at(l);
+      const common::JsonNode cost = costs.at(l);
       chunk.levels.push_back({cost.at("bytes").number_at_least(0), cost.at("encode_s").number_at_least(0),
                               cost.at("decode_s").number_at_least(0), cost.at("quality").number_in(0, 1)});
     }
@@ -84,7 +84,7 @@ ContextProfile context_profile_from_json(const nlohmann::json& json, const std::
 }
 
 ContextProfile read_context_profile(const std::string& path) {
-  return context_profile_from_json(read_json_file(path), path);
+  return context_profile_from_json(common::read_json_file(path), path);
 }
 
 nlohmann::json to_json(const ContextProfile& profile) {

@@ -1,4 +1,4 @@
-#include "cost_model.h"
+#include "sim/cost_model.h"
 
 #include <limits>
 #include <stdexcept>

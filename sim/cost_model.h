@@ -5,9 +5,9 @@
 #include <optional>
 #include <string>
 
-#include "context_profile.h"
-#include "hardware_profile.h"
-#include "sim_config.h"
+#include "sim/context_profile.h"
+#include "sim/hardware_profile.h"
+#include "sim/sim_config.h"
 
 namespace kvstream::sim {
 

@@ -1,4 +1,4 @@
-#include "executor.h"
+#include "sim/executor.h"
 
 namespace kvstream::sim {
 

@@ -4,7 +4,7 @@
 #include <deque>
 #include <functional>
 
-#include "event_queue.h"
+#include "sim/event_queue.h"
 
 namespace kvstream::sim {
 

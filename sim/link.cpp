@@ -1,4 +1,4 @@
-#include "link.h"
+#include "sim/link.h"
 
 #include <algorithm>
 #include <cmath>

@@ -8,8 +8,8 @@
 #include <functional>
 #include <vector>
 
-#include "bandwidth_trace.h"
-#include "event_queue.h"
+#include "sim/event_queue.h"
+#include "traces/bandwidth_trace.h"
 
 namespace kvstream::sim {
 

@@ -1,8 +1,8 @@
-#include "policy.h"
+#include "sim/policy.h"
 
 #include <stdexcept>
 
-#include "policies/policies.h"
+#include "sim/policies/policies.h"
 
 namespace kvstream::sim {
 

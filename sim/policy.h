@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "request_timeline.h"
-#include "throughput_estimator.h"
+#include "sim/request_timeline.h"
+#include "sim/throughput_estimator.h"
 
 namespace kvstream::sim {
 

@@ -1,4 +1,4 @@
-#include "request_result.h"
+#include "sim/request_result.h"
 
 namespace kvstream::sim {
 

@@ -1,4 +1,4 @@
-#include "request_timeline.h"
+#include "sim/request_timeline.h"
 
 #include <algorithm>
 

@@ -16,7 +16,7 @@
 #pragma once
 #include <functional>
 
-#include "cost_model.h"
+#include "sim/cost_model.h"
 
 namespace kvstream::sim {
 

@@ -1,4 +1,4 @@
-#include "simulation.h"
+#include "sim/simulation.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,8 +7,8 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "link.h"
-#include "streamer.h"
+#include "sim/link.h"
+#include "sim/streamer.h"
 
 namespace kvstream::sim {
 

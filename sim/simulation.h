@@ -6,12 +6,12 @@
 #include <string>
 #include <vector>
 
-#include "bandwidth_trace.h"
-#include "context_profile.h"
-#include "hardware_profile.h"
-#include "request_result.h"
-#include "sim_config.h"
-#include "workload.h"
+#include "sim/context_profile.h"
+#include "sim/hardware_profile.h"
+#include "sim/request_result.h"
+#include "sim/sim_config.h"
+#include "sim/workload.h"
+#include "traces/bandwidth_trace.h"
 
 namespace kvstream::sim {
 

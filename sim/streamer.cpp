@@ -1,4 +1,4 @@
-#include "streamer.h"
+#include "sim/streamer.h"
 
 #include <limits>
 

@@ -6,10 +6,10 @@
 #include <memory>
 #include <vector>
 
-#include "executor.h"
-#include "link.h"
-#include "policy.h"
-#include "request_result.h"
+#include "sim/executor.h"
+#include "sim/link.h"
+#include "sim/policy.h"
+#include "sim/request_result.h"
 
 namespace kvstream::sim {
 

@@ -1,4 +1,4 @@
-#include "summary.h"
+#include "sim/summary.h"
 
 #include <algorithm>
 #include <cmath>

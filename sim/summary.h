@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "request_result.h"
+#include "sim/request_result.h"
 
 namespace kvstream::sim {
 

@@ -1,4 +1,4 @@
-#include "throughput_estimator.h"
+#include "sim/throughput_estimator.h"
 
 #include <algorithm>
 #include <cmath>

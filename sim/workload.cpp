@@ -1,4 +1,4 @@
-#include "workload.h"
+#include "sim/workload.h"
 
 #include <cmath>
 #include <random>

@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "data_resolver.h"
-#include "safetensors.h"
+#include "codec/safetensors.h"
+#include "common/data_resolver.h"
 
 namespace kvstream::test_support {
 
@@ -18,7 +18,7 @@ inline constexpr const char* kKvFixture = "kv/stories260K_tinystories_4x512.safe
 
 // stories260K on TinyStories: 4 contexts, L=5, H=4, D=8, T=512, fp16 (shared/data/SOURCES.md).
 inline const codec::KvFile& kv_fixture() {
-  static const codec::KvFile kv = codec::load_kv(data::resolve_data(kKvFixture));
+  static const codec::KvFile kv = codec::load_kv(common::resolve_data(kKvFixture));
   return kv;
 }
 

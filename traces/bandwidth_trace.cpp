@@ -1,4 +1,4 @@
-#include "bandwidth_trace.h"
+#include "traces/bandwidth_trace.h"
 
 #include <algorithm>
 #include <cmath>

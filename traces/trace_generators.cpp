@@ -1,4 +1,4 @@
-#include "trace_generators.h"
+#include "traces/trace_generators.h"
 
 #include <algorithm>
 #include <charconv>
@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "format_number.h"
+#include "traces/format_number.h"
 
 namespace kvstream::traces {
 namespace {

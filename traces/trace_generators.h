@@ -20,7 +20,7 @@
 #include <cstdint>
 #include <string>
 
-#include "bandwidth_trace.h"
+#include "traces/bandwidth_trace.h"
 
 namespace kvstream::traces {
 

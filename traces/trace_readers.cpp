@@ -1,4 +1,4 @@
-#include "trace_readers.h"
+#include "traces/trace_readers.h"
 
 #include <algorithm>
 #include <cctype>

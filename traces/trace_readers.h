@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "bandwidth_trace.h"
+#include "traces/bandwidth_trace.h"
 
 namespace kvstream::traces {
 

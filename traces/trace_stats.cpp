@@ -1,4 +1,4 @@
-#include "trace_stats.h"
+#include "traces/trace_stats.h"
 
 #include <algorithm>
 #include <cmath>

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "bandwidth_trace.h"
+#include "traces/bandwidth_trace.h"
 
 namespace kvstream::traces {
 

@@ -1,11 +1,11 @@
-#include "trace_transforms.h"
+#include "traces/trace_transforms.h"
 
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
 
-#include "format_number.h"
+#include "traces/format_number.h"
 
 namespace kvstream::traces {
 namespace {

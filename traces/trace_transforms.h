@@ -4,7 +4,7 @@
 #pragma once
 #include <vector>
 
-#include "bandwidth_trace.h"
+#include "traces/bandwidth_trace.h"
 
 namespace kvstream::traces {
 

@@ -1,6 +1,6 @@
 #include <cuda_runtime.h>
 
-#include "device_info.h"
+#include "codec/cuda/device_info.h"
 
 namespace kvstream::codec {
 

@@ -1,5 +1,5 @@
 // Built instead of device_info.cu when CUDA was not found at configure time.
-#include "device_info.h"
+#include "codec/cuda/device_info.h"
 
 namespace kvstream::codec {
 

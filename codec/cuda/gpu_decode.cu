@@ -13,10 +13,10 @@
 
 #include <stdexcept>
 
-#include "arithmetic_coder.h"
-#include "device_buffers.cuh"
-#include "gpu_decode_kernels.h"
-#include "rans_coder.h"
+#include "codec/arithmetic_coder.h"
+#include "codec/cuda/device_buffers.cuh"
+#include "codec/cuda/gpu_decode_kernels.h"
+#include "codec/rans_coder.h"
 
 namespace kvstream::codec {
 namespace {

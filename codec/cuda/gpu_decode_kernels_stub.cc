@@ -1,4 +1,4 @@
-#include "gpu_decode_kernels.h"
+#include "codec/cuda/gpu_decode_kernels.h"
 
 namespace kvstream::codec {
 

@@ -12,9 +12,9 @@
 
 #include <limits>
 
-#include "cachegen_encode_stages.h"
-#include "device_buffers.cuh"
-#include "gpu_encode_kernels.h"
+#include "codec/cachegen_encode_stages.h"
+#include "codec/cuda/device_buffers.cuh"
+#include "codec/cuda/gpu_encode_kernels.h"
 
 namespace kvstream::codec {
 namespace {

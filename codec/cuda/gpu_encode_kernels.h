@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "cachegen_encode_stages.h"
+#include "codec/cachegen_encode_stages.h"
 
 namespace kvstream::codec {
 

@@ -1,4 +1,4 @@
-#include "gpu_encode_kernels.h"
+#include "codec/cuda/gpu_encode_kernels.h"
 
 namespace kvstream::codec {
 

@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "policies.h"
+#include "sim/policies/policies.h"
 
 namespace kvstream::sim::policies {
 

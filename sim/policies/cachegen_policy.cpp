@@ -2,7 +2,7 @@
 // the best level whose remaining chunks all fit in the remaining budget SLO - elapsed at that
 // throughput; if none fits, text when recomputing this chunk beats sending it at the lowest level.
 // Chunk 0 has no measurement: it goes at `first` (default: the middle of the ladder).
-#include "policies.h"
+#include "sim/policies/policies.h"
 
 namespace kvstream::sim::policies {
 

@@ -1,7 +1,7 @@
 // Policies that ignore the network: one level for every chunk, or text for every chunk.
 #include <stdexcept>
 
-#include "policies.h"
+#include "sim/policies/policies.h"
 
 namespace kvstream::sim::policies {
 

@@ -2,7 +2,7 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "policies.h"
+#include "sim/policies/policies.h"
 
 namespace kvstream::sim::policies {
 

@@ -31,7 +31,7 @@
 #include <optional>
 #include <stdexcept>
 
-#include "policies.h"
+#include "sim/policies/policies.h"
 
 namespace kvstream::sim::policies {
 

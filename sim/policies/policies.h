@@ -5,7 +5,7 @@
 #include <memory>
 #include <vector>
 
-#include "policy.h"
+#include "sim/policy.h"
 
 namespace kvstream::sim::policies {
 

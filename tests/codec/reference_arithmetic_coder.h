@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "cdf.h"
+#include "codec/cdf.h"
 
 namespace kvstream::codec::reference {
 

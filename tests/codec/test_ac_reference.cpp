@@ -5,8 +5,8 @@
 #include <random>
 #include <vector>
 
-#include "arithmetic_coder.h"
-#include "codec/reference_arithmetic_coder.h"
+#include "codec/arithmetic_coder.h"
+#include "tests/codec/reference_arithmetic_coder.h"
 
 namespace kvstream::codec {
 namespace {

@@ -9,8 +9,8 @@
 #include <random>
 #include <vector>
 
-#include "arithmetic_coder.h"
-#include "cdf.h"
+#include "codec/arithmetic_coder.h"
+#include "codec/cdf.h"
 
 namespace kvstream::codec {
 namespace {

@@ -7,11 +7,11 @@
 #include <random>
 #include <stdexcept>
 
-#include "bit_packing.h"
-#include "bitstream_error.h"
-#include "byte_io.h"
-#include "codec.h"
-#include "half.h"
+#include "codec/bit_packing.h"
+#include "codec/bitstream_error.h"
+#include "codec/byte_io.h"
+#include "codec/codec.h"
+#include "codec/half.h"
 
 namespace kvstream::codec {
 namespace {

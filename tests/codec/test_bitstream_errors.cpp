@@ -17,15 +17,15 @@
 #include <typeinfo>
 #include <vector>
 
-#include "bitstream.h"
-#include "bitstream_error.h"
-#include "cachegen_codec.h"
-#include "codec.h"
-#include "crc32c.h"
-#include "test_support.h"
-#include "kvs_file.h"
-#include "offline_cdf.h"
-#include "safetensors.h"
+#include "codec/bitstream.h"
+#include "codec/bitstream_error.h"
+#include "codec/cachegen_codec.h"
+#include "codec/codec.h"
+#include "codec/crc32c.h"
+#include "codec/kvs_file.h"
+#include "codec/offline_cdf.h"
+#include "codec/safetensors.h"
+#include "tests/test_support.h"
 
 namespace kvstream::codec {
 namespace {

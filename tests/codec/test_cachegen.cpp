@@ -14,16 +14,16 @@
 #include <string>
 #include <vector>
 
-#include "bitstream.h"
-#include "byte_io.h"
-#include "cachegen_codec.h"
-#include "cachegen_quantizer.h"
-#include "codec.h"
-#include "test_support.h"
-#include "half.h"
-#include "offline_cdf.h"
-#include "safetensors.h"
-#include "vector_quantizer.h"
+#include "codec/bitstream.h"
+#include "codec/byte_io.h"
+#include "codec/cachegen_codec.h"
+#include "codec/cachegen_quantizer.h"
+#include "codec/codec.h"
+#include "codec/half.h"
+#include "codec/offline_cdf.h"
+#include "codec/safetensors.h"
+#include "codec/vector_quantizer.h"
+#include "tests/test_support.h"
 
 namespace kvstream::codec {
 namespace {

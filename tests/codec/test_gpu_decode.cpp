@@ -7,12 +7,12 @@
 
 #include <cstring>
 
-#include "bitstream.h"
-#include "bitstream_error.h"
-#include "codec.h"
-#include "device_info.h"
-#include "gpu_decode.h"
-#include "test_support.h"
+#include "codec/bitstream.h"
+#include "codec/bitstream_error.h"
+#include "codec/codec.h"
+#include "codec/cuda/device_info.h"
+#include "codec/gpu_decode.h"
+#include "tests/test_support.h"
 
 namespace kvstream::codec {
 namespace {

@@ -11,15 +11,15 @@
 #include <numeric>
 #include <random>
 
-#include "cachegen_encode_stages.h"
-#include "cachegen_payload.h"
-#include "cachegen_quantizer.h"
-#include "codec.h"
-#include "device_info.h"
-#include "gpu_encode.h"
-#include "ladder.h"
-#include "offline_cdf.h"
-#include "test_support.h"
+#include "codec/cachegen_encode_stages.h"
+#include "codec/cachegen_payload.h"
+#include "codec/cachegen_quantizer.h"
+#include "codec/codec.h"
+#include "codec/cuda/device_info.h"
+#include "codec/gpu_encode.h"
+#include "codec/ladder.h"
+#include "codec/offline_cdf.h"
+#include "tests/test_support.h"
 
 namespace kvstream::codec {
 namespace {

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "ladder.h"
-#include "test_support.h"
+#include "codec/ladder.h"
+#include "tests/test_support.h"
 
 namespace kvstream::codec {
 namespace {

@@ -7,11 +7,11 @@
 #include <fstream>
 #include <random>
 
-#include "codec.h"
-#include "crc32c.h"
-#include "half.h"
-#include "kv_cache.h"
-#include "safetensors.h"
+#include "codec/codec.h"
+#include "codec/crc32c.h"
+#include "codec/half.h"
+#include "codec/kv_cache.h"
+#include "codec/safetensors.h"
 
 namespace kvstream::codec {
 namespace {

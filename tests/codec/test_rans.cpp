@@ -8,15 +8,15 @@
 #include <random>
 #include <vector>
 
-#include "bitstream.h"
-#include "bitstream_error.h"
-#include "byte_io.h"
-#include "cachegen_codec.h"
-#include "cdf.h"
-#include "codec.h"
-#include "rans_coder.h"
-#include "rans_decode_x8.h"
-#include "test_support.h"
+#include "codec/bitstream.h"
+#include "codec/bitstream_error.h"
+#include "codec/byte_io.h"
+#include "codec/cachegen_codec.h"
+#include "codec/cdf.h"
+#include "codec/codec.h"
+#include "codec/rans_coder.h"
+#include "codec/rans_decode_x8.h"
+#include "tests/test_support.h"
 
 namespace kvstream::codec {
 namespace {

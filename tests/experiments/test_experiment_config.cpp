@@ -2,10 +2,10 @@
 // resolved form reads back to itself.
 #include <gtest/gtest.h>
 
-#include "experiment_config.h"
-#include "experiment_grid.h"
-#include "json_reader.h"
-#include "kv_scale.h"
+#include "common/json_reader.h"
+#include "experiments/experiment_config.h"
+#include "experiments/experiment_grid.h"
+#include "profiling/kv_scale.h"
 
 namespace kvstream::experiments {
 namespace {
@@ -24,7 +24,7 @@ nlohmann::json minimal() {
 std::string error_of(const nlohmann::json& config) {
   try {
     parse_experiment_config(config, "c.json");
-  } catch (const sim::JsonError& e) {
+  } catch (const common::JsonError& e) {
     return e.what();
   }
   return "";
@@ -168,11 +168,11 @@ TEST(ExperimentGrid, OrderIdsAndShards) {
 }
 
 TEST(KvScale, ArchitecturesAndScaling) {
-  EXPECT_EQ(*architecture_fp16_bytes_per_token("mistral-7b"), 131072);
-  EXPECT_EQ(*architecture_fp16_bytes_per_token("llama-70b"), 327680);
-  EXPECT_FALSE(architecture_fp16_bytes_per_token("nope"));
+  EXPECT_EQ(*profiling::architecture_fp16_bytes_per_token("mistral-7b"), 131072);
+  EXPECT_EQ(*profiling::architecture_fp16_bytes_per_token("llama-70b"), 327680);
+  EXPECT_FALSE(profiling::architecture_fp16_bytes_per_token("nope"));
   const auto profile = sim::synthetic_profile({});
-  const auto scaled = scale_kv(profile, 2.5);
+  const auto scaled = profiling::scale_kv(profile, 2.5);
   EXPECT_DOUBLE_EQ(scaled.chunks[3].levels[1].bytes, 2.5 * profile.chunks[3].levels[1].bytes);
   EXPECT_DOUBLE_EQ(scaled.chunks[3].levels[1].decode_s, 2.5 * profile.chunks[3].levels[1].decode_s);
   EXPECT_EQ(scaled.chunks[3].levels[1].quality, profile.chunks[3].levels[1].quality);
@@ -185,7 +185,7 @@ TEST(KvScale, ExtrapolationKeepsPerTokenCosts) {
   spec.chunk_tokens = 64;
   auto measured = sim::synthetic_profile(spec);
   measured.chunks[2].levels[0].quality = 0.5;  // token-weighted: (2 x 0.75 + 0.5) / 3
-  const auto long_context = extrapolate_context(measured, 10, 1500);
+  const auto long_context = profiling::extrapolate_context(measured, 10, 1500);
   ASSERT_EQ(long_context.chunks.size(), 10u);
   EXPECT_EQ(long_context.chunks[9].start_token, 9 * 1500);
   EXPECT_EQ(long_context.chunk_tokens, 1500);

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "gguf_file.h"
+#include "models/gguf_file.h"
 
 namespace kvstream::test_support {
 

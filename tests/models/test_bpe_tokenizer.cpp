@@ -7,10 +7,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "bpe_tokenizer.h"
-#include "data_resolver.h"
-#include "gguf_builder.h"
-#include "test_support.h"
+#include "common/data_resolver.h"
+#include "models/bpe_tokenizer.h"
+#include "tests/models/gguf_builder.h"
+#include "tests/test_support.h"
 
 namespace kvstream::models {
 namespace {
@@ -143,8 +143,8 @@ const BpeTokenizer* smollm2() {
   static const std::unique_ptr<BpeTokenizer> tokenizer = []() -> std::unique_ptr<BpeTokenizer> {
     try {
       const std::string file = reference()["gguf_file"];
-      return std::make_unique<BpeTokenizer>(GgufFile::open(data::resolve_data(file)));
-    } catch (const data::DataNotFound&) {
+      return std::make_unique<BpeTokenizer>(GgufFile::open(common::resolve_data(file)));
+    } catch (const common::DataNotFound&) {
       return nullptr;
     }
   }();
@@ -184,7 +184,7 @@ TEST(SmolLm2Tokenizer, IdsMatchLlamaCpp) {
 TEST(SmolLm2Tokenizer, PerplexityWindowIdsMatchLlamaCpp) {
   REQUIRE_SMOLLM2();
   const nlohmann::json& ref = reference()["perplexity"];
-  std::ifstream in(data::resolve_data(ref["source"].get<std::string>()), std::ios::binary);
+  std::ifstream in(common::resolve_data(ref["source"].get<std::string>()), std::ios::binary);
   std::stringstream text;
   text << in.rdbuf();
   // The window's characters are UTF-8 code points: cut the bytes after end_char code points.
@@ -201,7 +201,7 @@ TEST(SmolLm2Tokenizer, PerplexityWindowIdsMatchLlamaCpp) {
 
 TEST(SmolLm2Tokenizer, RoundTripsAllOfWikiText) {
   REQUIRE_SMOLLM2();
-  std::ifstream in(data::resolve_data("text/wikitext2/wiki.test.raw"), std::ios::binary);
+  std::ifstream in(common::resolve_data("text/wikitext2/wiki.test.raw"), std::ios::binary);
   std::stringstream text;
   text << in.rdbuf();
   const std::vector<int32_t> ids = smollm2()->encode(text.str(), false);

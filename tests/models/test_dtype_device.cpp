@@ -3,8 +3,8 @@
 // and refuses a CUDA device it cannot see.
 #include <gtest/gtest.h>
 
-#include "architectures.h"
-#include "device_query.h"
+#include "models/architectures.h"
+#include "models/device_query.h"
 
 namespace kvstream::models {
 namespace {

@@ -11,10 +11,10 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "data_resolver.h"
-#include "gguf_builder.h"
-#include "gguf_file.h"
-#include "test_support.h"
+#include "common/data_resolver.h"
+#include "models/gguf_file.h"
+#include "tests/models/gguf_builder.h"
+#include "tests/test_support.h"
 
 namespace kvstream::models {
 namespace {
@@ -305,8 +305,8 @@ const nlohmann::json& reference() {
 const GgufFile* smollm2() {
   static const std::optional<GgufFile> file = []() -> std::optional<GgufFile> {
     try {
-      return GgufFile::open(data::resolve_data(kSmolLm2));
-    } catch (const data::DataNotFound&) {
+      return GgufFile::open(common::resolve_data(kSmolLm2));
+    } catch (const common::DataNotFound&) {
       return std::nullopt;
     }
   }();

@@ -11,11 +11,11 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
-#include "data_resolver.h"
-#include "hf_checkpoint.h"
-#include "llama2c_checkpoint.h"
-#include "llama2c_tokenizer.h"
-#include "test_support.h"
+#include "common/data_resolver.h"
+#include "models/hf_checkpoint.h"
+#include "models/llama2c_checkpoint.h"
+#include "models/llama2c_tokenizer.h"
+#include "tests/test_support.h"
 
 namespace kvstream::models {
 namespace {
@@ -30,17 +30,17 @@ using TensorMap = std::map<std::string, torch::Tensor>;
 }
 
 const LlamaModel& stories() {
-  static const LlamaModel model = load_llama2c_checkpoint(data::resolve_data("models/stories260K/stories260K.bin"));
+  static const LlamaModel model = load_llama2c_checkpoint(common::resolve_data("models/stories260K/stories260K.bin"));
   return model;
 }
 
 // Real text as ids: the start of the TinyStories validation file.
 const std::vector<int32_t>& story_ids() {
   static const std::vector<int32_t> ids = [] {
-    std::ifstream in(data::resolve_data("text/tinystories/tinystories_val.txt"));
+    std::ifstream in(common::resolve_data("text/tinystories/tinystories_val.txt"));
     std::string text(800, '\0');
     in.read(text.data(), static_cast<std::streamsize>(text.size()));
-    return Llama2cTokenizer(data::resolve_data("models/stories260K/tok512.bin"), 512).encode(text, true);
+    return Llama2cTokenizer(common::resolve_data("models/stories260K/tok512.bin"), 512).encode(text, true);
   }();
   return ids;
 }

@@ -8,10 +8,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "bpe_tokenizer.h"
-#include "data_resolver.h"
-#include "gguf_checkpoint.h"
-#include "test_support.h"
+#include "common/data_resolver.h"
+#include "models/bpe_tokenizer.h"
+#include "models/gguf_checkpoint.h"
+#include "tests/test_support.h"
 
 namespace kvstream::models {
 namespace {
@@ -28,8 +28,8 @@ const SmolLM2* smollm2() {
   static const std::unique_ptr<SmolLM2> loaded = []() -> std::unique_ptr<SmolLM2> {
     std::filesystem::path path;
     try {
-      path = data::resolve_data(kGguf);
-    } catch (const data::DataNotFound&) {
+      path = common::resolve_data(kGguf);
+    } catch (const common::DataNotFound&) {
       return nullptr;
     }
     const auto file = GgufFile::open(path);
@@ -43,7 +43,7 @@ const SmolLM2* smollm2() {
   if (!smollm2()) GTEST_SKIP() << kGguf << " not found: run scripts/fetch-data.sh to fetch it"
 
 std::string wikitext_raw() {
-  std::ifstream in(data::resolve_data("text/wikitext2/wiki.test.raw"), std::ios::binary);
+  std::ifstream in(common::resolve_data("text/wikitext2/wiki.test.raw"), std::ios::binary);
   std::stringstream s;
   s << in.rdbuf();
   std::string text = s.str();
@@ -120,7 +120,7 @@ TEST(SmolLM2, PerplexityAgreesWithLlamaCpp) {
   const auto ref = llama_cpp_reference()["perplexity"];
   const auto ids = ids_of(ref["ids"]);
   const std::string text = [] {
-    std::ifstream in(data::resolve_data("text/wikitext2/wiki.test.raw"), std::ios::binary);
+    std::ifstream in(common::resolve_data("text/wikitext2/wiki.test.raw"), std::ios::binary);
     std::stringstream s;
     s << in.rdbuf();
     return s.str();

@@ -7,26 +7,26 @@
 #include <fstream>
 #include <sstream>
 
-#include "data_resolver.h"
-#include "llama2c_checkpoint.h"
-#include "llama2c_tokenizer.h"
-#include "sentencepiece_tokenizer.h"
+#include "common/data_resolver.h"
+#include "models/llama2c_checkpoint.h"
+#include "models/llama2c_tokenizer.h"
+#include "models/sentencepiece_tokenizer.h"
 
 namespace kvstream::models {
 namespace {
 
 const LlamaModel& stories() {
-  static const LlamaModel model = load_llama2c_checkpoint(data::resolve_data("models/stories260K/stories260K.bin"));
+  static const LlamaModel model = load_llama2c_checkpoint(common::resolve_data("models/stories260K/stories260K.bin"));
   return model;
 }
 
 const Llama2cTokenizer& tok512() {
-  static const Llama2cTokenizer tokenizer(data::resolve_data("models/stories260K/tok512.bin"), 512);
+  static const Llama2cTokenizer tokenizer(common::resolve_data("models/stories260K/tok512.bin"), 512);
   return tokenizer;
 }
 
 std::string tinystories_text() {
-  std::ifstream in(data::resolve_data("text/tinystories/tinystories_val.txt"));
+  std::ifstream in(common::resolve_data("text/tinystories/tinystories_val.txt"));
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
@@ -75,7 +75,7 @@ TEST(Stories260K, BothTokenizersGiveTheReferenceIds) {
   const std::string sentence = "Once upon a time, there was a little girl named Lily.";
   const std::vector<int32_t> expected = {1, 403, 407, 261, 378, 432, 383, 286, 261, 376, 298, 315, 421, 395, 317, 426};
   EXPECT_EQ(tok512().encode(sentence, true), expected);
-  const SentencePieceTokenizer sp(data::resolve_data("models/stories260K/tok512.model"));
+  const SentencePieceTokenizer sp(common::resolve_data("models/stories260K/tok512.model"));
   EXPECT_EQ(sp.encode(sentence, true), expected);
   // And on real text, including the file's non-ASCII quotes (byte fallback).
   const std::string text = tinystories_text().substr(0, 3000);
@@ -130,7 +130,7 @@ TEST(Stories260K, BadInputIsAClearError) {
   const auto dir = std::filesystem::temp_directory_path() / "kvstream_stories_trunc";
   std::filesystem::create_directories(dir);
   {
-    std::ifstream in(data::resolve_data("models/stories260K/stories260K.bin"), std::ios::binary);
+    std::ifstream in(common::resolve_data("models/stories260K/stories260K.bin"), std::ios::binary);
     std::string bytes(200000, '\0');
     in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     std::ofstream(dir / "cut.bin", std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));

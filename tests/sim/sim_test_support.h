@@ -2,9 +2,9 @@
 #pragma once
 #include <vector>
 
-#include "bandwidth_trace.h"
-#include "context_profile.h"
-#include "hardware_profile.h"
+#include "sim/context_profile.h"
+#include "sim/hardware_profile.h"
+#include "traces/bandwidth_trace.h"
 
 namespace kvstream::sim::test {
 

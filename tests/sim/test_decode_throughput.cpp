@@ -4,10 +4,10 @@
 
 #include <functional>
 
-#include "cost_model.h"
-#include "hardware_profile.h"
-#include "json_reader.h"
-#include "sim_test_support.h"
+#include "common/json_reader.h"
+#include "sim/cost_model.h"
+#include "sim/hardware_profile.h"
+#include "tests/sim/sim_test_support.h"
 
 namespace kvstream::sim {
 namespace {
@@ -81,7 +81,7 @@ TEST(DecodeThroughputs, BadSectionsNameTheJsonPath) {
     try {
       hardware_profile_from_json(json, "hw.json");
       ADD_FAILURE() << "accepted: " << expected;
-    } catch (const JsonError& e) {
+    } catch (const common::JsonError& e) {
       EXPECT_EQ(std::string(e.what()), expected);
     }
   }
@@ -89,7 +89,7 @@ TEST(DecodeThroughputs, BadSectionsNameTheJsonPath) {
   try {
     decode_throughputs_from_json(nlohmann::json{{"source", "s"}, {"device", "d"}}, "gpu.json");
     ADD_FAILURE() << "accepted a section without throughputs";
-  } catch (const JsonError& e) {
+  } catch (const common::JsonError& e) {
     EXPECT_EQ(std::string(e.what()), "gpu.json: $: missing key \"throughputs\"");
   }
 }
@@ -194,7 +194,7 @@ TEST(DecodeThroughputs, ContextProfileJsonKeepsFp16BytesPerToken) {
   try {
     context_profile_from_json(json, "p.json");
     ADD_FAILURE() << "accepted fp16_bytes_per_token 0";
-  } catch (const JsonError& e) {
+  } catch (const common::JsonError& e) {
     EXPECT_EQ(std::string(e.what()), "p.json: $.fp16_bytes_per_token: expected a number >= 1, got 0");
   }
   json.erase("fp16_bytes_per_token");

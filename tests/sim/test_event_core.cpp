@@ -1,10 +1,10 @@
 // The event queue, the links and the executor on their own.
 #include <gtest/gtest.h>
 
-#include "event_queue.h"
-#include "executor.h"
-#include "link.h"
-#include "sim_test_support.h"
+#include "sim/event_queue.h"
+#include "sim/executor.h"
+#include "sim/link.h"
+#include "tests/sim/sim_test_support.h"
 
 namespace kvstream::sim {
 namespace {

@@ -13,13 +13,13 @@
 #include <random>
 #include <sstream>
 
-#include "link.h"
-#include "policies/policies.h"
-#include "policy.h"
-#include "request_timeline.h"
-#include "sim_test_support.h"
-#include "simulation.h"
-#include "trace_generators.h"
+#include "sim/link.h"
+#include "sim/policies/policies.h"
+#include "sim/policy.h"
+#include "sim/request_timeline.h"
+#include "sim/simulation.h"
+#include "tests/sim/sim_test_support.h"
+#include "traces/trace_generators.h"
 
 namespace kvstream::sim {
 namespace {

@@ -1,11 +1,11 @@
 // Context and hardware profile JSON (round trip, errors with JSON paths) and the throughput estimators.
 #include <gtest/gtest.h>
 
-#include "context_profile.h"
-#include "hardware_profile.h"
-#include "json_reader.h"
-#include "sim_test_support.h"
-#include "throughput_estimator.h"
+#include "common/json_reader.h"
+#include "sim/context_profile.h"
+#include "sim/hardware_profile.h"
+#include "sim/throughput_estimator.h"
+#include "tests/sim/sim_test_support.h"
 
 namespace kvstream::sim {
 namespace {
@@ -13,7 +13,7 @@ namespace {
 std::string error_of(const nlohmann::json& json) {
   try {
     context_profile_from_json(json, "p.json");
-  } catch (const JsonError& e) {
+  } catch (const common::JsonError& e) {
     return e.what();
   }
   return "";
@@ -64,7 +64,7 @@ TEST(HardwareProfile, ReadsTheProfilerOutput) {
   EXPECT_DOUBLE_EQ(hw.prefill.seconds(1000, 100), 0.001 + 2e-4 * 100 + 7e-9 * 100 * 1050);
   auto bad = json;
   bad["prefill_cost_model"].erase("c");
-  EXPECT_THROW(hardware_profile_from_json(bad, "hw.json"), JsonError);
+  EXPECT_THROW(hardware_profile_from_json(bad, "hw.json"), common::JsonError);
 }
 
 TEST(ThroughputEstimators, KnownValues) {

@@ -4,13 +4,13 @@
 
 #include <random>
 
-#include "data_resolver.h"
-#include "link.h"
-#include "policy.h"
-#include "request_timeline.h"
-#include "sim_test_support.h"
-#include "simulation.h"
-#include "trace_readers.h"
+#include "common/data_resolver.h"
+#include "sim/link.h"
+#include "sim/policy.h"
+#include "sim/request_timeline.h"
+#include "sim/simulation.h"
+#include "tests/sim/sim_test_support.h"
+#include "traces/trace_readers.h"
 
 namespace kvstream::sim {
 namespace {
@@ -95,7 +95,7 @@ TEST(Simulation, NoCapacityMeansNotCompleted) {
 TEST(Simulation, CacheGenArtifactRuleOnItsOwnTrace) {
   std::filesystem::path path;
   try {
-    path = data::resolve_data("traces/cachegen/bw.jsonl");
+    path = common::resolve_data("traces/cachegen/bw.jsonl");
   } catch (const std::exception& e) {
     GTEST_SKIP() << e.what();
   }

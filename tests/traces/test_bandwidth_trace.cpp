@@ -7,7 +7,7 @@
 #include <random>
 #include <stdexcept>
 
-#include "bandwidth_trace.h"
+#include "traces/bandwidth_trace.h"
 
 namespace kvstream::traces {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <stdexcept>
 
-#include "trace_generators.h"
+#include "traces/trace_generators.h"
 
 namespace kvstream::traces {
 namespace {

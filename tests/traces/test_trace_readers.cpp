@@ -8,8 +8,8 @@
 #include <map>
 #include <string>
 
-#include "trace_readers.h"
-#include "trace_test_support.h"
+#include "tests/traces/trace_test_support.h"
+#include "traces/trace_readers.h"
 
 namespace kvstream::traces {
 namespace {

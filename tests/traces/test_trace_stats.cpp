@@ -4,9 +4,9 @@
 
 #include <cmath>
 
-#include "trace_readers.h"
-#include "trace_stats.h"
-#include "trace_test_support.h"
+#include "tests/traces/trace_test_support.h"
+#include "traces/trace_readers.h"
+#include "traces/trace_stats.h"
 
 namespace kvstream::traces {
 namespace {

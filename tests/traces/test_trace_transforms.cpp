@@ -5,7 +5,7 @@
 #include <random>
 #include <stdexcept>
 
-#include "trace_transforms.h"
+#include "traces/trace_transforms.h"
 
 namespace kvstream::traces {
 namespace {

@@ -9,15 +9,15 @@
 #include <optional>
 #include <string>
 
-#include "data_resolver.h"
+#include "common/data_resolver.h"
 
 namespace kvstream::traces::test {
 
 // shared/data/traces (SOURCES.md §1), or nullopt when the data is not installed.
 inline std::optional<std::filesystem::path> traces_dir() {
   try {
-    return data::resolve_data("traces/cachegen/bw.jsonl").parent_path().parent_path();
-  } catch (const data::DataNotFound&) {
+    return common::resolve_data("traces/cachegen/bw.jsonl").parent_path().parent_path();
+  } catch (const common::DataNotFound&) {
     return std::nullopt;
   }
 }

@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "architectures.h"
-#include "atomic_file.h"
-#include "device_query.h"
-#include "prefill_profiler.h"
+#include "common/atomic_file.h"
+#include "models/architectures.h"
+#include "models/device_query.h"
+#include "profiling/prefill_profiler.h"
 
 namespace {
 
@@ -43,7 +43,7 @@ struct Options {
   torch::Device device = torch::kCUDA;
   torch::ScalarType dtype = torch::kBFloat16;
   std::vector<std::string> archs;
-  experiments::ProfileGrid grid;
+  profiling::ProfileGrid grid;
   int layers = 0;
   std::string slug;
 };
@@ -84,7 +84,7 @@ bool parse(int argc, char** argv, Options& o) {
     if (option == "--out-dir") o.out_dir = value;
     else if (option == "--device" && (value == "cuda" || value == "cpu")) o.device = value == "cuda" ? torch::kCUDA : torch::kCPU;
     else if (option == "--device") throw std::invalid_argument("--device must be cuda or cpu, got \"" + value + "\"");
-    else if (option == "--dtype") o.dtype = experiments::parse_dtype(value);
+    else if (option == "--dtype") o.dtype = profiling::parse_dtype(value);
     else if (option == "--arch") o.archs.push_back(models::architecture(value).name);
     else if (option == "--prefix") o.grid.prefix_tokens = parse_list(option, value, 0);
     else if (option == "--chunk") o.grid.chunk_tokens = parse_list(option, value, 1);
@@ -103,19 +103,19 @@ int run(const Options& o) {
     throw std::runtime_error("--device cuda: LibTorch sees no CUDA device (a CPU-only LibTorch, or no GPU visible)");
   // Queried once, before any model: the caching allocator keeps one model's memory for the next.
   const models::DeviceInfo device = models::query_device(o.device);
-  const std::string slug = !o.slug.empty() ? o.slug : o.device.is_cpu() ? "cpu" : experiments::device_slug(device.name);
+  const std::string slug = !o.slug.empty() ? o.slug : o.device.is_cpu() ? "cpu" : profiling::device_slug(device.name);
   std::cout << "gpu_prefill: " << device.name << ", " << (device.free_bytes >> 20) << " MiB free; "
-            << experiments::dtype_name(o.dtype) << "; profiles go to " << o.out_dir.string() << std::endl;
+            << profiling::dtype_name(o.dtype) << "; profiles go to " << o.out_dir.string() << std::endl;
   std::filesystem::create_directories(o.out_dir);
   for (const auto& arch : o.archs) {
     const auto config = models::architecture(arch);
     const int layers = o.layers > 0 ? std::min(o.layers, config.n_layers)
-                                    : experiments::layers_that_fit(config, o.grid, o.dtype, device.free_bytes);
+                                    : profiling::layers_that_fit(config, o.grid, o.dtype, device.free_bytes);
     std::cout << arch << ": timing " << layers << " of " << config.n_layers << " layers" << std::endl;
     const auto model = models::random_model(config, 1, layers, torch::TensorOptions().device(o.device).dtype(o.dtype));
-    const auto profile = experiments::measured_prefill_profile(model, o.grid, config.n_layers, "random weights");
+    const auto profile = profiling::measured_prefill_profile(model, o.grid, config.n_layers, "random weights");
     const auto path = o.out_dir / (slug + "_" + arch + ".json");
-    codec::write_file_atomically(path, [&](std::ostream& out) { out << profile.dump(2) << "\n"; });
+    common::write_file_atomically(path, [&](std::ostream& out) { out << profile.dump(2) << "\n"; });
     const auto& fit = profile["prefill_cost_model"];
     std::cout << path.string() << ": " << profile["points"].size() << " points; a = " << fit["a"].get<double>()
               << " s, b = " << fit["b"].get<double>() << " s/token, c = " << fit["c"].get<double>()

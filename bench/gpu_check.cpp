@@ -1,0 +1,99 @@
+// scripts/gpu-check.sh's table: the GPU codec on a Mistral-7B-shaped chunk (L = 32, 8 KV heads x 128,
+// 1,024 tokens of synthetic KV: normal values with outlier channels), per entropy backend and level:
+// encode and decode kernel time as GB/s of fp16 KV, each against a device-to-device copy of the same
+// fp16 bytes, and the GPU-vs-CPU identity (bitstream bytes; decoded values). With a path argument it
+// also writes the decode throughputs as a hardware profile's "decode" object (sim/README.md), for
+// `kvstream profile-decode --from`. Without a GPU it says so and exits 0 (the checks it would run are
+// the GpuDecode / GpuEncode tests).
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "codec/codec.h"
+#include "codec/cuda/device_info.h"
+#include "codec/gpu_decode.h"
+#include "codec/gpu_encode.h"
+
+using namespace kvstream::codec;
+
+namespace {
+
+float median(std::vector<float> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+constexpr int kRepetitions = 5;  // after one warm-up
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const CudaDeviceInfo info = cuda_device_info();
+  std::printf("GPU: %s\n", info.description.c_str());
+  if (info.device_count == 0) {
+    std::printf("no GPU: nothing to time (the CPU launcher checks ran in test_codec)\n");
+    return 0;
+  }
+  const KvShape shape{32, 8, 128, 1024};
+  KvCache kv(shape);
+  std::mt19937 rng(1);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (auto& v : kv.values()) v = normal(rng);
+  for (int row = 0; row < shape.rows(); ++row)
+    for (int64_t t = 0; t < shape.tokens; ++t) kv.row_token(row, t)[(row * 7) % shape.channels()] *= 8.0f;
+  const double fp16_bytes = double(shape.elements()) * 2;
+  const auto gb_per_s = [fp16_bytes](double ms) { return fp16_bytes / (ms * 1e-3) / 1e9; };
+
+  std::printf("%-38s %5s %11s %9s %8s %9s %8s %9s %8s\n", "backend", "level", "bytes", "enc GB/s", "x D2D",
+              "dec GB/s", "x D2D", "same bits", "same KV");
+  nlohmann::json throughputs = nlohmann::json::array();
+  std::string device;
+  int failures = 0;
+  for (const std::string spec : {"cachegen", "cachegen:entropy=rans", "cachegen:entropy=rans,states=32",
+                                 "cachegen:entropy=rans,states=32,sub=64"})
+    for (int level : {1, 2, 3}) {
+      const auto cpu_bytes = make_codec(spec)->encode(kv.all(), level, 0);
+      std::vector<float> encode_ms, encode_copy_ms, decode_ms, decode_copy_ms;
+      GpuEncoded encoded;
+      GpuDecoded decoded;
+      for (int rep = 0; rep <= kRepetitions; ++rep) {
+        encoded = gpu_encode_cachegen(spec, kv.all(), level, 0);
+        decoded = gpu_decode_cachegen(cpu_bytes);
+        if (rep == 0) continue;
+        encode_ms.push_back(encoded.encode_ms());
+        encode_copy_ms.push_back(encoded.copy_ms);
+        decode_ms.push_back(decoded.entropy_ms + decoded.dequantize_ms);
+        decode_copy_ms.push_back(decoded.copy_ms);
+      }
+      device = decoded.device;
+      const auto cpu_kv = decode_bitstream(cpu_bytes).kv.values();
+      const bool same_bits = encoded.bitstream == cpu_bytes;
+      const bool same_kv = cpu_kv.size() == decoded.kv.values().size() &&
+                           std::memcmp(cpu_kv.data(), decoded.kv.values().data(), cpu_kv.size() * sizeof(float)) == 0;
+      failures += !same_bits + !same_kv;
+      std::printf("%-38s %5d %11zu %9.1f %8.1f %9.1f %8.1f %9s %8s\n", spec.c_str(), level, cpu_bytes.size(),
+                  gb_per_s(median(encode_ms)), median(encode_ms) / median(encode_copy_ms), gb_per_s(median(decode_ms)),
+                  median(decode_ms) / median(decode_copy_ms), same_bits ? "yes" : "NO", same_kv ? "yes" : "NO");
+      throughputs.push_back({{"codec", spec}, {"level", level}, {"fp16_bytes_per_s", gb_per_s(median(decode_ms)) * 1e9}});
+    }
+  std::printf("GB/s: fp16 KV bytes over the kernel time (encode: quantize + CDF + entropy + compaction; decode:\n"
+              "lookups + entropy + dequantize), median of %d after a warm-up; x D2D: kernel time over a\n"
+              "device-to-device copy of the same fp16 bytes. Transfers between host and GPU are not included.\n",
+              kRepetitions);
+  if (argc > 1) {
+    const nlohmann::json decode = {
+        {"source", "measured: scripts/gpu-check.sh (tests/bench/gpu_check.cpp) on " + device +
+                       ", a Mistral-7B-shaped chunk of 1024 tokens of synthetic KV, kernel time, median of " +
+                       std::to_string(kRepetitions)},
+        {"device", device},
+        {"throughputs", throughputs}};
+    std::ofstream(argv[1]) << decode.dump(2) << "\n";
+    std::printf("decode throughputs written to %s\n", argv[1]);
+  }
+  return failures == 0 ? 0 : 1;
+}

@@ -1,0 +1,154 @@
+// `kvstream simulate`: one simulation of streaming contexts over a bandwidth trace with a policy.
+#include <iomanip>
+#include <iostream>
+
+#include "cli/command.h"
+#include "profiling/shipped_profiles.h"
+#include "sim/policy.h"
+#include "sim/simulation.h"
+#include "sim/summary.h"
+#include "traces/trace_inputs.h"
+#include "traces/trace_transforms.h"
+
+namespace kvstream::cli {
+
+namespace {
+
+void print_human(const std::string& policy, const std::vector<sim::RequestResult>& results, const sim::Summary& summary) {
+  std::cout << "policy " << policy << "\n";
+  if (results.size() <= 20) {
+    for (const auto& r : results) {
+      std::cout << "  request " << r.request << " (" << r.context << ", arrival " << r.arrival_s << " s): ";
+      if (!r.completed) {
+        std::cout << "never completed (the trace delivers no bits)\n";
+        continue;
+      }
+      std::cout << std::fixed << std::setprecision(4) << "TTFT " << r.ttft_s << " s" << (r.slo_met ? "" : " (SLO missed)")
+                << ", " << std::setprecision(2) << r.bytes / 1e6 << " MB, quality " << std::setprecision(4) << r.quality
+                << std::defaultfloat << "\n    chunks:";
+      for (const auto& choice : r.choices) std::cout << " " << choice;
+      std::cout << "\n    busy: transfer " << r.transfer_s << " s, decode " << r.decode_s << " s, recompute "
+                << r.recompute_s << " s, query prefill " << r.query_prefill_s << " s, queueing " << r.queueing_s << " s\n";
+    }
+  }
+  std::cout << std::fixed << std::setprecision(4) << "  summary: " << summary.completed << "/" << summary.requests
+            << " completed, TTFT mean " << summary.mean_ttft_s << " s, p50 " << summary.p50_ttft_s << " s, p95 "
+            << summary.p95_ttft_s << " s, SLO violations " << std::setprecision(1) << 100 * summary.slo_violation_rate
+            << " %, mean " << std::setprecision(2) << summary.mean_bytes / 1e6 << " MB, quality " << std::setprecision(4)
+            << summary.mean_quality << std::defaultfloat << "\n";
+}
+
+}  // namespace
+
+Command simulate_command() {
+  return {"simulate", "stream contexts over a bandwidth trace with an adaptation policy: TTFT, bytes, quality",
+          [](const std::vector<std::string>& args) {
+            std::vector<std::string> profile_paths, policies;
+            std::string trace_arg, trace_format, hardware_arg, decode_arg;
+            double scale = 1, rtt_ms = 0, chunk_rtt_ms = 0, rate = 0, recompute_s = -1;
+            int64_t requests = 1;
+            uint64_t seed = 1;
+            bool json = false, no_pipelining = false, shared_gpu = false, artifact_timing = false, no_decode_cost = false;
+            sim::SimConfig config;
+            po::options_description options("options");
+            options.add_options()
+              ("profile", po::value(&profile_paths)->multitoken()->composing()->required(), "context profile JSON(s) (sim/README.md), or synthetic")
+              ("trace", po::value(&trace_arg)->required(), "trace file, FILE#k, or generator spec (traces/README.md)")
+              ("trace-format", po::value(&trace_format)->default_value("auto"), "auto, mahimahi, pensieve, lumos5g, cachegen, csv")
+              ("scale", po::value(&scale)->default_value(1.0), "multiply the trace's capacity by X (cellular Mbps -> datacenter Gbps)")
+              ("trace-offset", po::value(&config.trace_offset_s)->default_value(0.0), "trace time (s) at simulated time 0")
+              ("policy", po::value(&policies)->multitoken()->composing()->required(), "policy spec(s); one simulation each")
+              ("slo", po::value(&config.slo_s)->required(), "TTFT objective, seconds")
+              ("hardware", po::value(&hardware_arg)->default_value(""), "hardware profile JSON or shipped name (e.g. a40_mistral-7b)")
+              ("query-tokens", po::value(&config.query_tokens)->default_value(0), "query tokens prefilled after the context (needs --hardware)")
+              ("rtt-ms", po::value(&rtt_ms)->default_value(0.0), "round trip once per request, ms")
+              ("chunk-rtt-ms", po::value(&chunk_rtt_ms)->default_value(0.0), "round trip before every chunk's bytes, ms")
+              ("no-pipelining", po::bool_switch(&no_pipelining), "request chunk i+1 only after chunk i's KV is ready (the artifact)")
+              ("shared-gpu", po::bool_switch(&shared_gpu), "decode and prefill share one FIFO executor (no overlap)")
+              ("no-decode-cost", po::bool_switch(&no_decode_cost), "decoding takes no time")
+              ("decode", po::value(&decode_arg)->default_value("profile"), "decode time per level chunk: profile (its decode_s), hardware (tokens x fp16 bytes/token over the --hardware profile's measured throughput of the level's codec and level), or a rate in fp16 KV bytes/s")
+              ("recompute-s", po::value(&recompute_s), "every text chunk costs this many seconds in all (the artifact's chunk_delay)")
+              ("artifact-timing", po::bool_switch(&artifact_timing), "the artifact's timing: --no-pipelining --no-decode-cost --recompute-s 0.2 unless given")
+              ("requests", po::value(&requests)->default_value(1), "number of requests (> 1 needs --rate)")
+              ("rate", po::value(&rate)->default_value(0.0), "Poisson arrival rate, requests/s; contexts drawn uniformly from the profiles")
+              ("seed", po::value(&seed)->default_value(1), "seed of the arrivals")
+              ("json", po::bool_switch(&json), "JSON: {\"runs\": [{\"policy\", \"summary\", \"requests\": [...]}], ...}");
+            po::variables_map vm;
+            if (!parse_or_help(args,
+                               "usage: kvstream simulate --profile P.json [P2.json ...] --trace T [--trace-format F] [--scale X]\n"
+                               "                         --policy NAME [NAME ...] --slo S [--hardware H.json] [options] [--json]\n\n"
+                               "Streams each request's context chunk by chunk over a link whose capacity follows the trace;\n"
+                               "before each chunk the policy picks a level of the profile or text (recompute); arrived chunks\n"
+                               "are decoded while later ones are in flight; TTFT ends with the query's prefill.\n"
+                               "Per request: ttft_s, slo_met, breakdown (busy seconds of transfer, decode, recompute,\n"
+                               "query_prefill; queueing), bytes, quality (token-weighted profile quality, text = 1), choices.\n"
+                               "--profile synthetic: a Mistral-7B-shaped 10 x 1500-token context at the codec's measured\n"
+                               "ratios and stories260K's measured quality, with an assumed 2 GB/s decoder (sim/context_profile.h).\n\n" +
+                                   sim::policy_list_help(),
+                               options, vm))
+              return 0;
+            if (requests < 1) throw po::error("--requests must be >= 1");
+            if (requests > 1 && !(rate > 0)) throw po::error("--requests > 1 needs a Poisson --rate > 0");
+            if (!(scale > 0)) throw po::error("--scale must be > 0");
+            config.pipelining = !(no_pipelining || artifact_timing);
+            config.overlap_decode_prefill = !shared_gpu;
+            config.decode_costs_time = !(no_decode_cost || artifact_timing);
+            if (decode_arg == "hardware") {
+              if (hardware_arg.empty()) throw po::error("--decode hardware needs --hardware");
+              config.decode_time = sim::DecodeTime::kHardware;
+            } else if (decode_arg != "profile") {
+              try {
+                size_t used = 0;
+                config.decode_fp16_bytes_per_s = std::stod(decode_arg, &used);
+                if (used != decode_arg.size()) throw std::invalid_argument(decode_arg);
+              } catch (const std::exception&) {
+                throw po::error("--decode: expected profile, hardware or a rate in fp16 bytes/s, got \"" + decode_arg + "\"");
+              }
+              if (!(config.decode_fp16_bytes_per_s > 0)) throw po::error("--decode: a rate must be > 0 fp16 bytes/s");
+              config.decode_time = sim::DecodeTime::kThroughput;
+            }
+            if (vm.count("recompute-s")) {
+              if (recompute_s < 0) throw po::error("--recompute-s must be >= 0");
+              config.fixed_recompute_s = recompute_s;
+            } else if (artifact_timing) {
+              config.fixed_recompute_s = 0.2;
+            }
+            config.request_rtt_s = rtt_ms / 1e3;
+            config.chunk_rtt_s = chunk_rtt_ms / 1e3;
+
+            sim::SimulationInputs in{{}, nullptr, std::nullopt, config};
+            for (const auto& path : profile_paths)
+              in.contexts.push_back(path == "synthetic" ? sim::synthetic_profile({}) : sim::read_context_profile(input_path(path)));
+            auto trace = traces::load_one_trace(trace_arg, trace_format);
+            if (scale != 1) trace = traces::scale(trace, scale);
+            in.trace = std::make_shared<traces::BandwidthTrace>(std::move(trace));
+            if (!hardware_arg.empty())
+              in.hardware = sim::read_hardware_profile(profiling::resolve_hardware_profile(hardware_arg));
+            in.requests = requests == 1 ? sim::single_request()
+                                        : sim::poisson_requests(rate, static_cast<size_t>(requests), in.contexts.size(), seed);
+
+            nlohmann::json runs = nlohmann::json::array();
+            for (const auto& policy : policies) {
+              in.policy = policy;
+              const auto results = sim::simulate(in);
+              const auto summary = sim::summarize(results);
+              if (!json) {
+                print_human(policy, results, summary);
+                continue;
+              }
+              nlohmann::json rows = nlohmann::json::array();
+              for (const auto& r : results) rows.push_back(sim::to_json(r));
+              runs.push_back({{"policy", policy}, {"summary", sim::to_json(summary)}, {"requests", rows}});
+            }
+            if (json)
+              std::cout << nlohmann::json{{"trace", in.trace->name()},
+                                          {"slo_s", config.slo_s},
+                                          {"hardware", in.hardware ? in.hardware->device + " (" + in.hardware->kind + ")" : ""},
+                                          {"runs", runs}}
+                               .dump(1)
+                        << "\n";
+            return 0;
+          }};
+}
+
+}  // namespace kvstream::cli

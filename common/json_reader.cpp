@@ -1,0 +1,100 @@
+#include "common/json_reader.h"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+
+namespace kvstream::common {
+
+namespace {
+std::string shown(double x) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%g", x);
+  return buffer;
+}
+
+std::string shown(const nlohmann::json& value) {
+  std::string text = value.dump();
+  return text.size() > 60 ? text.substr(0, 57) + "..." : text;
+}
+}  // namespace
+
+void JsonNode::fail(const std::string& message) const { throw JsonError(where_ + ": " + path_ + ": " + message); }
+
+JsonNode JsonNode::at(const std::string& key) const {
+  if (!value_.is_object()) fail("expected an object, got " + shown(value_));
+  auto it = value_.find(key);
+  if (it == value_.end()) fail("missing key \"" + key + "\"");
+  return JsonNode(*it, where_, path_ + "." + key);
+}
+
+JsonNode JsonNode::at(size_t index) const {
+  if (!value_.is_array()) fail("expected an array, got " + shown(value_));
+  if (index >= value_.size()) fail("index " + std::to_string(index) + " out of range");
+  return JsonNode(value_[index], where_, path_ + "[" + std::to_string(index) + "]");
+}
+
+size_t JsonNode::size() const {
+  if (!value_.is_array()) fail("expected an array, got " + shown(value_));
+  return value_.size();
+}
+
+double JsonNode::number() const {
+  if (!value_.is_number()) fail("expected a number, got " + shown(value_));
+  const double x = value_.get<double>();
+  if (!std::isfinite(x)) fail("expected a finite number");
+  return x;
+}
+
+double JsonNode::number_at_least(double minimum) const {
+  const double x = number();
+  if (x < minimum) fail("expected a number >= " + shown(minimum) + ", got " + shown(value_));
+  return x;
+}
+
+double JsonNode::number_in(double lo, double hi) const {
+  const double x = number();
+  if (x < lo || x > hi) fail("expected a number in [" + shown(lo) + ", " + shown(hi) + "], got " + shown(value_));
+  return x;
+}
+
+int64_t JsonNode::integer_at_least(int64_t minimum) const {
+  if (!value_.is_number_integer()) fail("expected an integer, got " + shown(value_));
+  const int64_t x = value_.get<int64_t>();
+  if (x < minimum) fail("expected an integer >= " + std::to_string(minimum) + ", got " + shown(value_));
+  return x;
+}
+
+std::string JsonNode::string() const {
+  if (!value_.is_string()) fail("expected a string, got " + shown(value_));
+  return value_.get<std::string>();
+}
+
+bool JsonNode::boolean() const {
+  if (!value_.is_boolean()) fail("expected true or false, got " + shown(value_));
+  return value_.get<bool>();
+}
+
+void JsonNode::only_keys(std::initializer_list<const char*> known) const {
+  if (!value_.is_object()) fail("expected an object, got " + shown(value_));
+  for (const auto& item : value_.items()) {
+    bool found = false;
+    for (const char* key : known) found = found || item.key() == key;
+    if (found) continue;
+    std::string list;
+    for (const char* key : known) list += (list.empty() ? "" : ", ") + std::string(key);
+    fail("unknown key \"" + item.key() + "\" (known: " + list + ")");
+  }
+}
+
+nlohmann::json read_json_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw JsonError(path + ": cannot open file");
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw JsonError(path + ": invalid JSON: " + e.what());
+  }
+}
+
+}  // namespace kvstream::common

@@ -1,0 +1,53 @@
+// Typed access to JSON objects with errors that name where the value came from and its JSON path
+// (e.g. "p.json: $.chunks[3].levels[1].bytes: expected a number >= 0, got \"12\""). Used by every
+// reader of a JSON file that crosses a module border (profiles, configs).
+#pragma once
+#include <initializer_list>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+
+namespace kvstream::common {
+
+class JsonError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A JSON value together with its path, for reading with checked types.
+class JsonNode {
+ public:
+  JsonNode(const nlohmann::json& value, std::string where, std::string path = "$")
+      : value_(value), where_(std::move(where)), path_(std::move(path)) {}
+
+  const nlohmann::json& value() const { return value_; }
+  const std::string& path() const { return path_; }
+  bool has(const std::string& key) const { return value_.is_object() && value_.contains(key); }
+
+  JsonNode at(const std::string& key) const;  // required member of an object
+  JsonNode at(size_t index) const;            // element of an array
+  size_t size() const;                        // of an array (throws if not an array)
+
+  double number() const;
+  double number_at_least(double minimum) const;
+  double number_in(double lo, double hi) const;
+  int64_t integer_at_least(int64_t minimum) const;
+  std::string string() const;
+  bool boolean() const;
+
+  // Throws unless this is an object whose keys are all in `known` (catches misspelt keys), naming
+  // the unknown key and the known ones.
+  void only_keys(std::initializer_list<const char*> known) const;
+
+  // Throws JsonError "<where>: <path>: <message>".
+  [[noreturn]] void fail(const std::string& message) const;
+
+ private:
+  const nlohmann::json& value_;
+  std::string where_, path_;
+};
+
+// Parses a whole file; a syntax error names the file and nlohmann's byte position.
+nlohmann::json read_json_file(const std::string& path);
+
+}  // namespace kvstream::common

@@ -1,0 +1,44 @@
+#include "profiling/profile_cache.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <stdexcept>
+
+#include "common/atomic_file.h"
+#include "common/content_hash.h"
+#include "common/data_resolver.h"
+
+namespace kvstream::profiling {
+
+std::filesystem::path ProfileCache::default_dir() {
+  if (const char* dir = std::getenv("KVSTREAM_PROFILE_CACHE"); dir && *dir) return dir;
+  return common::data_cache_dir().parent_path() / "profiles";
+}
+
+std::string ProfileCache::key(const nlohmann::json& inputs) { return common::content_hash(inputs.dump()); }
+
+std::optional<nlohmann::json> ProfileCache::load(const nlohmann::json& inputs) const {
+  const auto file = path(key(inputs));
+  std::ifstream in(file);
+  if (!in) return std::nullopt;
+  nlohmann::json entry;
+  try {
+    entry = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw std::runtime_error(file.string() + ": corrupt profile cache entry (delete it to re-profile): " + e.what());
+  }
+  if (!entry.is_object() || !entry.contains("inputs") || !entry.contains("result"))
+    throw std::runtime_error(file.string() + ": corrupt profile cache entry (delete it to re-profile)");
+  if (entry.at("inputs") != inputs) return std::nullopt;  // a hash collision: measure again
+  return entry.at("result");
+}
+
+void ProfileCache::store(const nlohmann::json& inputs, const nlohmann::json& result) const {
+  std::error_code ec;
+  std::filesystem::create_directories(dir_, ec);
+  if (ec) throw std::runtime_error(dir_.string() + ": cannot create the profile cache: " + ec.message());
+  const nlohmann::json entry = {{"format", "kvstream-profile-cache"}, {"version", 1}, {"inputs", inputs}, {"result", result}};
+  common::write_file_atomically(path(key(inputs)), [&](std::ostream& out) { out << entry.dump(1) << "\n"; });
+}
+
+}  // namespace kvstream::profiling

@@ -1,0 +1,220 @@
+// Decode throughputs end to end (KVSTREAM_CLI): `kvstream profile-decode` measures or merges a
+// hardware profile's decode section that reads back, and `kvstream run` with config decode
+// "hardware" times every level's decode from it (or fails naming the level it lacks).
+#include <fstream>
+
+#include "common/json_reader.h"
+#include "experiments/experiment_config.h"
+#include "experiments/run_log.h"
+#include "profiling/shipped_profiles.h"
+#include "sim/hardware_profile.h"
+#include "tests/cli/cli_test.h"
+
+namespace kvstream {
+namespace {
+
+using test_support::read_text;
+namespace fs = std::filesystem;
+
+// What scripts/gpu-check.sh writes: the decode object alone.
+nlohmann::json gpu_decode() {
+  return nlohmann::json::parse(R"({
+    "source": "measured: scripts/gpu-check.sh on a test GPU",
+    "device": "cuda: test GPU",
+    "throughputs": [
+      {"codec": "cachegen", "level": 1, "fp16_bytes_per_s": 1.0e9},
+      {"codec": "cachegen", "level": 2, "fp16_bytes_per_s": 2.0e9},
+      {"codec": "cachegen", "level": 3, "fp16_bytes_per_s": 4.0e9},
+      {"codec": "quant:bits=8", "level": 1, "fp16_bytes_per_s": 8.0e9}
+    ]
+  })");
+}
+
+class ProfileDecodeCli : public test_support::CliTest {
+ protected:
+  fs::path write_json(const std::string& name, const nlohmann::json& json) {
+    std::ofstream(dir_ / name) << json.dump(1);
+    return dir_ / name;
+  }
+  static nlohmann::json shipped(const std::string& name) {
+    return common::read_json_file(profiling::resolve_hardware_profile(name));
+  }
+};
+
+TEST_F(ProfileDecodeCli, MeasuresThisCpuIntoAProfileThatReadsBack) {
+  const std::string before = read_text(profiling::resolve_hardware_profile("cpu_stories260K"));
+  const Result r = ok("profile-decode --hardware cpu_stories260K --out new.json --codecs cachegen quant:bits=8 "
+                      "--chunk-tokens 512 --min-time 0");
+  EXPECT_NE(r.out.find("new.json: decode section with 4 throughput(s)"), std::string::npos) << r.out;
+  EXPECT_EQ(read_text(profiling::resolve_hardware_profile("cpu_stories260K")), before);  // --out: untouched
+
+  const sim::HardwareProfile hw = sim::read_hardware_profile((dir_ / "new.json").string());
+  ASSERT_TRUE(hw.decode);
+  EXPECT_EQ(hw.decode->device.rfind("cpu: ", 0), 0u) << hw.decode->device;
+  EXPECT_EQ(hw.decode->source.rfind("measured: kvstream profile-decode on ", 0), 0u) << hw.decode->source;
+  EXPECT_NE(hw.decode->source.find("1 thread, kv/stories260K_tinystories_4x512.safetensors (4 contexts), chunk 512 "
+                                   "tokens"),
+            std::string::npos)
+      << hw.decode->source;
+  ASSERT_EQ(hw.decode->throughputs.size(), 4u);
+  for (int level : {1, 2, 3}) {
+    ASSERT_NE(hw.decode->find("cachegen", level), nullptr) << level;
+    EXPECT_GT(hw.decode->find("cachegen", level)->fp16_bytes_per_s, 1e6);
+  }
+  ASSERT_NE(hw.decode->find("quant:bits=8", 1), nullptr);
+  // Everything else of the profile is kept as it was.
+  auto written = common::read_json_file((dir_ / "new.json").string());
+  auto original = shipped("cpu_stories260K");
+  written.erase("decode");
+  original.erase("decode");  // the shipped profile carries a decode section of its own
+  EXPECT_EQ(written, original);
+}
+
+TEST_F(ProfileDecodeCli, MergesADecodeSectionMadeElsewhere) {
+  write_json("gpu.json", gpu_decode());
+  ok("profile-decode --hardware a40_mistral-7b --from gpu.json --out a40.json");
+  const sim::HardwareProfile hw = sim::read_hardware_profile((dir_ / "a40.json").string());
+  ASSERT_TRUE(hw.decode);
+  EXPECT_EQ(sim::to_json(*hw.decode), gpu_decode());
+  EXPECT_EQ(hw.device, "a40");
+
+  // Over an existing file (no --out) and from a file with a "decode" member: replaced, not appended.
+  auto other = gpu_decode();
+  other["throughputs"].erase(3);
+  write_json("other.json", {{"decode", other}});
+  ok("profile-decode --hardware a40.json --from other.json");
+  EXPECT_EQ(sim::to_json(*sim::read_hardware_profile((dir_ / "a40.json").string()).decode), other);
+}
+
+TEST_F(ProfileDecodeCli, BadInputsAndUsageAreClearErrors) {
+  auto bad = gpu_decode();
+  bad["throughputs"][2]["level"] = 0;
+  write_json("bad.json", bad);
+  const Result r = run("profile-decode --hardware a40_mistral-7b --from bad.json --out a40.json");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("bad.json: $.throughputs[2].level: expected an integer >= 1, got 0"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "a40.json"));
+
+  auto broken = shipped("a40_mistral-7b");
+  broken["prefill_cost_model"]["c"] = -1;
+  write_json("broken.json", broken);
+  write_json("gpu.json", gpu_decode());
+  const Result b = run("profile-decode --hardware broken.json --from gpu.json");
+  EXPECT_EQ(b.rc, 1);
+  EXPECT_NE(b.err.find("broken.json: $.prefill_cost_model.c: expected a number >= 0, got -1"), std::string::npos) << b.err;
+
+  const Result both = run("profile-decode --hardware a40_mistral-7b --from gpu.json --codecs cachegen --out x.json");
+  EXPECT_EQ(both.rc, 2);
+  EXPECT_NE(both.err.find("--from takes the decode section from a file"), std::string::npos) << both.err;
+  EXPECT_EQ(run("profile-decode --from gpu.json").rc, 2);  // --hardware is required
+  const Result unknown = run("profile-decode --hardware no_such_profile --from gpu.json");
+  EXPECT_EQ(unknown.rc, 1);
+  EXPECT_NE(unknown.err.find("no_such_profile"), std::string::npos) << unknown.err;
+  const Result help = ok("profile-decode --help");
+  EXPECT_NE(help.out.find("fp16_bytes_per_s"), std::string::npos);
+  EXPECT_NE(ok("--help").out.find("profile-decode"), std::string::npos);
+}
+
+// Synthetic contexts (4 chunks of 1500 tokens, 131072 fp16 bytes per token) on a constant link.
+nlohmann::json decode_config(const std::string& name, const nlohmann::json& decode) {
+  return {{"name", name},
+          {"contexts", {{{"name", "syn"}, {"source", "synthetic"}, {"chunks", 4}, {"chunk_tokens", 1500}}}},
+          {"traces", {"constant:gbps=10"}},
+          {"policies", {"fixed:cachegen:2", "quant8"}},
+          {"slo_s", 2},
+          {"hardware", "a40.json"},
+          {"decode", decode}};
+}
+
+class DecodeFromHardwareRun : public ProfileDecodeCli {
+ protected:
+  // `kvstream run` of decode_config(name, decode), with a40.json = the A40 profile + `section`.
+  Result run_with(const std::string& name, const nlohmann::json& decode, const nlohmann::json& section) {
+    auto profile = shipped("a40_mistral-7b");
+    profile["decode"] = section;
+    write_json("a40.json", profile);
+    write_json(name + ".json", decode_config(name, decode));
+    return run("run " + name + ".json --profile-cache cache");
+  }
+  // Each run's decode busy seconds, by policy.
+  std::map<std::string, double> decode_s(const std::string& name) {
+    std::map<std::string, double> out;
+    for (const auto& line : experiments::read_run_log(dir_ / "results" / name / "runs.jsonl"))
+      out[line["policy"].get<std::string>()] = line["requests"][0]["breakdown"]["decode_s"].get<double>();
+    return out;
+  }
+};
+
+TEST_F(DecodeFromHardwareRun, EveryLevelDecodesAtItsMeasuredThroughput) {
+  const Result r = run_with("hw", "hardware", gpu_decode());
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const double chunk_fp16_bytes = 1500.0 * 131072;
+  const auto seconds = decode_s("hw");
+  EXPECT_DOUBLE_EQ(seconds.at("fixed:cachegen:2"), 4 * (chunk_fp16_bytes / 2.0e9));
+  EXPECT_DOUBLE_EQ(seconds.at("quant8"), 4 * (chunk_fp16_bytes / 8.0e9));
+
+  const fs::path out = dir_ / "results" / "hw";
+  EXPECT_EQ(common::read_json_file((out / "config.json").string())["decode"], "hardware");
+  const auto manifest = common::read_json_file((out / "manifest.json").string());
+  EXPECT_EQ(manifest["hardware_profiles"][0]["decode"], gpu_decode());
+  EXPECT_EQ(manifest["context_sets"][0]["decode"]["source"], "hardware");
+
+  // One stated throughput for every level still works.
+  const Result uniform = run_with("uniform", {{"fp16_bytes_per_s", 1e10}, {"source", "ASSUMED"}}, gpu_decode());
+  ASSERT_EQ(uniform.rc, 0) << uniform.err;
+  for (const auto& [policy, s] : decode_s("uniform")) EXPECT_DOUBLE_EQ(s, 4 * (chunk_fp16_bytes / 1e10)) << policy;
+  EXPECT_EQ(common::read_json_file((dir_ / "results/uniform/manifest.json").string())["context_sets"][0]["decode"],
+            nlohmann::json({{"fp16_bytes_per_s", 1e10}, {"source", "ASSUMED"}}));
+}
+
+TEST_F(DecodeFromHardwareRun, ALevelWithoutAThroughputIsAnErrorNamingIt) {
+  auto section = gpu_decode();
+  section["throughputs"].erase(3);  // no quant:bits=8
+  const Result r = run_with("missing", "hardware", section);
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("missing.json: $.decode: $.hardware[0]: hardware profile \"a40\" has no decode throughput for "
+                       "level \"quant:bits=8\" of context \"syn\" (codec \"quant:bits=8\", level 1)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "results/missing/runs.jsonl"));
+
+  // A hardware profile without a decode section.
+  auto profile = shipped("a40_mistral-7b");
+  write_json("a40.json", profile);
+  write_json("none.json", decode_config("none", "hardware"));
+  const Result none = run("run none.json --profile-cache cache");
+  EXPECT_EQ(none.rc, 1);
+  EXPECT_NE(none.err.find("none.json: $.decode: $.hardware[0]: hardware profile \"a40\" has no decode section"),
+            std::string::npos)
+      << none.err;
+}
+
+TEST(DecodeConfig, HardwareParsesAndReadsBack) {
+  const auto config = experiments::parse_experiment_config(decode_config("c", "hardware"), "c.json");
+  ASSERT_TRUE(config.decode);
+  EXPECT_TRUE(config.decode->from_hardware);
+  EXPECT_EQ(experiments::to_json(config)["decode"], "hardware");
+  EXPECT_EQ(experiments::to_json(experiments::parse_experiment_config(experiments::to_json(config), "again")),
+            experiments::to_json(config));
+
+  auto no_hardware = decode_config("c", "hardware");
+  no_hardware.erase("hardware");
+  try {
+    experiments::parse_experiment_config(no_hardware, "c.json");
+    ADD_FAILURE() << "accepted decode \"hardware\" without hardware profiles";
+  } catch (const common::JsonError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "c.json: $.decode: \"hardware\" takes decode throughputs from the hardware profiles, but $.hardware "
+              "names none");
+  }
+  try {
+    experiments::parse_experiment_config(decode_config("c", "gpu"), "c.json");
+    ADD_FAILURE() << "accepted decode \"gpu\"";
+  } catch (const common::JsonError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "c.json: $.decode: expected \"measured\", \"hardware\" or {\"fp16_bytes_per_s\", \"source\"}");
+  }
+}
+
+}  // namespace
+}  // namespace kvstream

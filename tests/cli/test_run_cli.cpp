@@ -1,0 +1,342 @@
+// End-to-end tests of `kvstream run` and `kvstream merge` (KVSTREAM_CLI): result files and their
+// columns, resume after a kill, shards merged equal to one run, figures, errors.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "experiments/experiment_runner.h"
+#include "experiments/result_tables.h"
+#include "experiments/run_log.h"
+#include "sim/context_profile.h"
+#include "tests/cli/cli_test.h"
+
+namespace kvstream {
+namespace {
+
+using test_support::read_text;
+namespace fs = std::filesystem;
+
+// Synthetic contexts and generated traces: no model, no data files, fully deterministic.
+nlohmann::json synthetic_config(const std::string& name) {
+  auto config = nlohmann::json::parse(R"({
+    "contexts": [{"name": "syn", "source": "synthetic", "chunks": 4, "chunk_tokens": 1500}],
+    "traces": [{"name": "c1", "inputs": ["constant:gbps=1"]}, {"name": "c10", "inputs": ["constant:gbps=10"]},
+               {"name": "markov", "inputs": ["markov:seed=3,good_gbps=8,bad_gbps=0.5,good_s=0.3,bad_s=0.2,duration_s=20"]}],
+    "policies": ["quant8", "cachegen", "mpc", "oracle-dp", "text"],
+    "slo_s": [0.5, 1.5],
+    "hardware": "a40_mistral-7b",
+    "repetitions": 2
+  })");
+  config["name"] = name;
+  return config;
+}
+
+std::vector<std::string> lines_of(const fs::path& path) {
+  std::vector<std::string> lines;
+  std::istringstream in(read_text(path));
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::string joined(const std::vector<std::string>& columns) {
+  std::string text;
+  for (const auto& c : columns) text += (text.empty() ? "" : ",") + c;
+  return text;
+}
+
+bool have_stories260k() {
+  try {
+    common::resolve_data("models/stories260K/stories260K.bin");
+    return true;
+  } catch (const common::DataNotFound&) {
+    return false;
+  }
+}
+
+bool matplotlib_available() {
+  return std::system("/usr/bin/python3 -c 'import matplotlib' > /dev/null 2>&1") == 0;
+}
+
+class RunCli : public test_support::CliTest {
+ protected:
+  fs::path write_config(const nlohmann::json& config) {
+    const fs::path path = dir_ / (config["name"].get<std::string>() + ".json");
+    std::ofstream(path) << config.dump(1);
+    return path;
+  }
+  // `kvstream run` with the test's own profile cache.
+  Result run_config(const fs::path& config, const std::string& extra) {
+    return run("run " + config.string() + " --profile-cache " + (dir_ / "cache").string() + " " + extra);
+  }
+};
+
+TEST_F(RunCli, WritesEveryResultFileWithItsColumns) {
+  const auto config = write_config(synthetic_config("tiny"));
+  const auto r = run_config(config, "--jobs 2");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const fs::path out = dir_ / "results" / "tiny";
+  for (const char* file : {"config.json", "manifest.json", "runs.jsonl", "summary.csv", "levels.csv", "profiles/syn/syn.json"})
+    EXPECT_TRUE(fs::exists(out / file)) << file;
+
+  // runs.jsonl: the whole grid (3 traces x 5 policies x 2 SLOs x 2 repetitions), in index order.
+  const auto runs = experiments::read_run_log(out / "runs.jsonl");
+  ASSERT_EQ(runs.size(), 60u);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    EXPECT_EQ(runs[i]["run"], i);
+    for (const char* key : {"id", "context_set", "context", "trace_set", "trace", "trace_mean_gbps", "policy", "slo_s",
+                            "hardware", "workload", "rate_per_s", "repetition", "summary", "requests"})
+      EXPECT_TRUE(runs[i].contains(key)) << key;
+    EXPECT_EQ(runs[i]["requests"].size(), 1u);
+  }
+  // The text policy recomputes everything at the A40's prefill cost; constant traces repeat exactly.
+  EXPECT_EQ(runs[0]["summary"], runs[1]["summary"]);
+
+  // summary.csv: one row per (trace set, policy, SLO), columns as documented.
+  const auto summary = lines_of(out / "summary.csv");
+  ASSERT_EQ(summary.size(), 1u + 3 * 5 * 2);
+  EXPECT_EQ(summary[0], joined(experiments::kSummaryColumns));
+  EXPECT_EQ(summary[1].rfind("syn,c1,quant8,0.5,a40_mistral-7b,single,,2,2,2,1,", 0), 0u) << summary[1];
+  EXPECT_EQ(lines_of(out / "levels.csv")[0], joined(experiments::kLevelColumns));
+  EXPECT_EQ(lines_of(out / "levels.csv").size(), 1u + 4);  // cachegen:1..3, quant:bits=8
+
+  const auto manifest = nlohmann::json::parse(read_text(out / "manifest.json"));
+  EXPECT_EQ(manifest["state"], "complete");
+  EXPECT_EQ(manifest["grid_runs"], 60);
+  EXPECT_EQ(manifest["seed"], 1);
+  for (const char* key : {"git_revision", "compiler", "libraries", "host"}) EXPECT_TRUE(manifest["build"].contains(key)) << key;
+  EXPECT_EQ(manifest["hardware_profiles"][0]["kind"], "analytic");
+  EXPECT_EQ(nlohmann::json::parse(read_text(out / "config.json"))["slo_s"], nlohmann::json({0.5, 1.5}));
+
+  // The table on stdout.
+  EXPECT_NE(r.out.find("TTFT mean"), std::string::npos);
+  EXPECT_NE(r.out.find("oracle-dp"), std::string::npos);
+
+  if (!matplotlib_available()) GTEST_SKIP() << "/usr/bin/python3 has no matplotlib (scripts/setup.sh installs it): figures not checked";
+  for (const char* kind : {"ttft_cdf", "violation_vs_quality", "ttft_vs_bandwidth", "size_quality"})
+    for (const char* ext : {".png", ".svg"}) {
+      const fs::path figure = out / "figures" / (std::string(kind) + ext);
+      EXPECT_TRUE(fs::exists(figure) && fs::file_size(figure) > 1000) << figure;
+    }
+}
+
+TEST_F(RunCli, ExistingResultsNeedResumeAndTheSameConfig) {
+  auto config = synthetic_config("again");
+  const auto path = write_config(config);
+  ASSERT_EQ(run_config(path, "--no-figures").rc, 0);
+  const auto again = run_config(path, "--no-figures");
+  EXPECT_EQ(again.rc, 1);
+  EXPECT_NE(again.err.find("already holds results (runs.jsonl); pass --resume"), std::string::npos) << again.err;
+  EXPECT_EQ(run_config(path, "--resume --overwrite").rc, 2);
+  // --overwrite measures again and gives the same deterministic runs.
+  const std::string first = read_text(dir_ / "results/again/runs.jsonl");
+  ASSERT_EQ(run_config(path, "--overwrite --no-figures").rc, 0);
+  EXPECT_EQ(read_text(dir_ / "results/again/runs.jsonl"), first);
+  // Resuming a finished run runs nothing and changes nothing.
+  const std::string before = read_text(dir_ / "results/again/runs.jsonl");
+  ASSERT_EQ(run_config(path, "--resume --no-figures").rc, 0);
+  EXPECT_EQ(read_text(dir_ / "results/again/runs.jsonl"), before);
+  config["slo_s"] = {0.7};
+  write_config(config);
+  const auto other = run_config(path, "--resume --no-figures");
+  EXPECT_EQ(other.rc, 1);
+  EXPECT_NE(other.err.find("holds results of another config"), std::string::npos) << other.err;
+  // --overwrite with a config that fails to load leaves the earlier results alone.
+  config["traces"][0]["inputs"] = {"traces/no/such/file.log"};
+  write_config(config);
+  EXPECT_EQ(run_config(path, "--overwrite --no-figures").rc, 1);
+  EXPECT_EQ(read_text(dir_ / "results/again/runs.jsonl"), before);
+}
+
+TEST_F(RunCli, BadInputsFailWithThePathAndWriteNothing) {
+  auto config = synthetic_config("bad");
+  config["traces"][1]["inputs"] = {"traces/no/such/file.log"};
+  const auto r = run_config(write_config(config), "");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("bad.json: $.traces[1].inputs[0]: "), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "results/bad"));
+  config = synthetic_config("bad");
+  config["policies"] = {"fixed:cachegen:9"};
+  const auto p = run_config(write_config(config), "");
+  EXPECT_EQ(p.rc, 1);
+  EXPECT_NE(p.err.find("$.policies[0]: "), std::string::npos) << p.err;
+  // Text recompute without a hardware profile on a synthetic context (no measured recompute time)
+  // fails before the first run, naming the policy.
+  config = synthetic_config("bad");
+  config.erase("hardware");
+  const auto text = run_config(write_config(config), "");
+  EXPECT_EQ(text.rc, 1);
+  EXPECT_NE(text.err.find("$.policies[1]: cachegen may recompute text, but context syn"), std::string::npos) << text.err;
+  EXPECT_FALSE(fs::exists(dir_ / "results/bad"));
+  const auto usage = run_config(write_config(config), "--shard 2/2");
+  EXPECT_EQ(usage.rc, 2);
+  EXPECT_NE(usage.err.find("--shard expects i/N"), std::string::npos) << usage.err;
+}
+
+// Kills a run mid-way (SIGKILL, as a crash or a batch system would), resumes it, and expects the
+// same set of runs as an uninterrupted run: none lost, none duplicated.
+TEST_F(RunCli, ResumeAfterAKillLosesAndDuplicatesNothing) {
+  auto config = synthetic_config("killed");
+  config["workload"] = {{"kind", "poisson"}, {"rate_per_s", {0.5, 1.0}}, {"requests", 400}};
+  config["contexts"][0]["chunks"] = 8;
+  config["traces"][0]["inputs"] = {"constant:gbps=3"};
+  const auto path = write_config(config);
+  const fs::path killed = dir_ / "killed", whole = dir_ / "whole";
+  const std::string cache = (dir_ / "cache").string();
+  ASSERT_EQ(run("run " + path.string() + " --out " + whole.string() + " --profile-cache " + cache + " --no-figures").rc, 0);
+  const size_t total = experiments::read_run_log(whole / "runs.jsonl").size();
+  ASSERT_EQ(total, 3u * 2 * 5 * 2 * 2);
+
+  std::vector<std::string> argv = {KVSTREAM_CLI, "run", path.string(), "--out", killed.string(), "--jobs", "2",
+                                   "--profile-cache", cache, "--no-figures"};
+  std::vector<char*> cargv;
+  for (auto& a : argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  ASSERT_EQ(posix_spawn(&pid, KVSTREAM_CLI, &actions, nullptr, cargv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  size_t seen = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    seen = experiments::read_run_log(killed / "runs.jsonl").size();
+    if (seen >= 3) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  const size_t survived = experiments::read_run_log(killed / "runs.jsonl").size();
+  ASSERT_GE(survived, 3u);
+  if (WIFEXITED(status)) GTEST_SKIP() << "the run finished before it could be killed (" << survived << " runs)";
+  EXPECT_LT(survived, total);
+
+  const auto resumed = run("run " + path.string() + " --out " + killed.string() + " --resume --profile-cache " + cache + " --no-figures");
+  ASSERT_EQ(resumed.rc, 0) << resumed.err;
+  EXPECT_NE(resumed.err.find(std::to_string(survived) + " done before"), std::string::npos) << resumed.err;
+  EXPECT_EQ(read_text(killed / "runs.jsonl"), read_text(whole / "runs.jsonl"));
+  EXPECT_EQ(read_text(killed / "summary.csv"), read_text(whole / "summary.csv"));
+}
+
+TEST_F(RunCli, ShardsMergeIntoTheSingleRun) {
+  const auto path = write_config(synthetic_config("sharded"));
+  const std::string cache = " --profile-cache " + (dir_ / "cache").string() + " --no-figures";
+  ASSERT_EQ(run("run " + path.string() + " --out single" + cache).rc, 0);
+  for (int i = 0; i < 3; ++i)
+    ASSERT_EQ(run("run " + path.string() + " --shard " + std::to_string(i) + "/3 --out shard" + std::to_string(i) + cache).rc, 0);
+  EXPECT_EQ(experiments::read_run_log(dir_ / "shard1/runs.jsonl").size(), 20u);
+  const auto missing = run("merge shard0 shard2 --out partial --no-figures");
+  EXPECT_EQ(missing.rc, 1);
+  EXPECT_NE(missing.err.find("hold 40 of the grid's 60 runs"), std::string::npos) << missing.err;
+  const auto merged = run("merge shard0 shard1 shard2 --out merged");
+  ASSERT_EQ(merged.rc, 0) << merged.err;
+  for (const char* file : {"runs.jsonl", "summary.csv", "levels.csv", "config.json"})
+    EXPECT_EQ(read_text(dir_ / "merged" / file), read_text(dir_ / "single" / file)) << file;
+  const auto manifest = nlohmann::json::parse(read_text(dir_ / "merged/manifest.json"));
+  EXPECT_EQ(manifest["merged_from"].size(), 3u);
+  if (matplotlib_available()) {
+    EXPECT_TRUE(fs::exists(dir_ / "merged/figures/ttft_cdf.png"));
+  }
+}
+
+// A measured context set: stories260K prefilled, every chunk encoded and decoded; the second run
+// reads the profile cache.
+TEST_F(RunCli, RealModelContextsAreProfiledOnceAndCached) {
+  if (!have_stories260k()) GTEST_SKIP() << "stories260K not found (shared/data or scripts/fetch-data.sh)";
+  auto config = nlohmann::json::parse(R"({
+    "name": "real",
+    "contexts": [{"name": "ts", "model": "stories260K", "dataset": "text/tinystories/tinystories_val.txt",
+                  "count": 2, "tokens": 128, "chunk_tokens": 64, "continuation_tokens": 16, "stride_chars": 3000}],
+    "codecs": ["cachegen", "quant:bits=8"],
+    "kv_scale": "mistral-7b",
+    "traces": [{"name": "c5", "inputs": ["constant:gbps=5"]}],
+    "policies": ["quant8", "cachegen"],
+    "slo_s": 0.5,
+    "hardware": "a40_mistral-7b",
+    "figures": ["size_quality"]
+  })");
+  const auto path = write_config(config);
+  const auto first = run_config(path, "--no-figures");
+  ASSERT_EQ(first.rc, 0) << first.err;
+  EXPECT_NE(first.err.find("profiled 128 tokens"), std::string::npos) << first.err;
+  EXPECT_NE(first.err.find("scaled x204.8 to mistral-7b"), std::string::npos) << first.err;  // 131072 / 640
+  const auto levels = lines_of(dir_ / "results/real/levels.csv");
+  ASSERT_EQ(levels.size(), 1u + 4);
+  EXPECT_EQ(levels[4].rfind("ts,stories260K,quant:bits=8,quant:bits=8,2,256,", 0), 0u) << levels[4];
+  const auto profile = sim::read_context_profile((dir_ / "results/real/profiles/ts/tinystories_val-0.json").string());
+  EXPECT_EQ(profile.chunks.size(), 2u);
+  EXPECT_EQ(profile.levels[0].name, "cachegen:1");
+  const auto runs = experiments::read_run_log(dir_ / "results/real/runs.jsonl");
+  ASSERT_EQ(runs.size(), 2u * 2);  // 2 contexts x 2 policies
+  // Simulated bytes are the measured bytes scaled to Mistral-7B's KV per token.
+  const double quant_bytes = profile.chunks[0].levels[3].bytes + profile.chunks[1].levels[3].bytes;
+  EXPECT_NEAR(runs[0]["requests"][0]["bytes"].get<double>(), quant_bytes * 131072 / 640, 1e-6 * quant_bytes * 204.8);
+
+  fs::remove_all(dir_ / "results");
+  const auto second = run_config(path, "");
+  ASSERT_EQ(second.rc, 0) << second.err;
+  EXPECT_EQ(second.err.find("profiled"), std::string::npos) << second.err;
+  EXPECT_NE(second.err.find("profile from the cache"), std::string::npos) << second.err;
+  if (matplotlib_available()) {
+    EXPECT_TRUE(fs::exists(dir_ / "results/real/figures/size_quality.svg"));
+  }
+}
+
+// The main job's promise: without the model's files or the trace data it still runs, on the
+// fallbacks, and says so.
+TEST_F(RunCli, MissingModelAndTracesFallBack) {
+  if (!have_stories260k()) GTEST_SKIP() << "stories260K not found (shared/data or scripts/fetch-data.sh)";
+  auto config = nlohmann::json::parse(R"({
+    "name": "fallbacks",
+    "contexts": [{"name": "c", "model": "models/none/missing.gguf", "dataset": "text/none/missing.txt", "tokens": 4096,
+                  "chunk_tokens": 1024,
+                  "fallback": {"model": "stories260K", "dataset": "text/tinystories/tinystories_val.txt", "tokens": 128,
+                               "chunk_tokens": 64, "continuation_tokens": 16, "stride_chars": 3000}}],
+    "traces": [{"name": "t", "inputs": ["traces/none/*.log"], "fallback": ["constant:gbps=0.01"]}],
+    "policies": ["quant8", "cachegen"],
+    "slo_s": 1
+  })");
+  const auto r = run_config(write_config(config), "--no-figures");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.err.find("model models/none/missing.gguf is not available"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("using the fallback stories260K"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("trace set t: "), std::string::npos) << r.err;
+  const auto manifest = nlohmann::json::parse(read_text(dir_ / "results/fallbacks/manifest.json"));
+  EXPECT_EQ(manifest["context_sets"][0]["model_used"], "stories260K");
+  EXPECT_EQ(manifest["context_sets"][0]["fallback_used"], true);
+  EXPECT_EQ(manifest["trace_sets"][0]["fallback_used"], true);
+  EXPECT_EQ(experiments::read_run_log(dir_ / "results/fallbacks/runs.jsonl").size(), 2u);
+}
+
+TEST(RunLog, APartialLastLineIsDroppedAndCutOff) {
+  const fs::path path = fs::temp_directory_path() / ("kvstream_runlog_" + std::to_string(::getpid()) + ".jsonl");
+  std::ofstream(path) << "{\"run\": 0, \"id\": \"a\"}\n{\"run\": 1, \"i";
+  EXPECT_EQ(experiments::read_run_log(path).size(), 1u);
+  {
+    experiments::RunLog log(path);
+    log.append({{"run", 2}, {"id", "c"}});
+  }
+  const auto lines = experiments::read_run_log(path);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[1]["id"], "c");
+  std::ofstream(path) << "{\"run\": 0, \"id\": \"a\"}\nnot json\n";
+  try {
+    experiments::read_run_log(path);
+    ADD_FAILURE() << "a malformed line must be an error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(path.string() + ":2: not a JSON run record"), std::string::npos) << e.what();
+  }
+  fs::remove(path);
+}
+
+}  // namespace
+}  // namespace kvstream

@@ -1,0 +1,101 @@
+// End-to-end tests of `kvstream simulate` and `kvstream sim-bench` (KVSTREAM_CLI).
+#include <fstream>
+
+#include "profiling/shipped_profiles.h"
+#include "sim/context_profile.h"
+#include "sim/hardware_profile.h"
+#include "tests/cli/cli_test.h"
+
+namespace kvstream {
+namespace {
+
+class SimCli : public test_support::CliTest {
+ protected:
+  // The default synthetic profile written to profile.json.
+  void SetUp() override {
+    CliTest::SetUp();
+    std::ofstream(dir_ / "profile.json") << sim::to_json(sim::synthetic_profile({})).dump();
+  }
+};
+
+TEST_F(SimCli, SimulateJsonOnAGeneratedTrace) {
+  const auto j = json_of(
+      "simulate --profile profile.json --trace constant:gbps=10 --policy fixed:cachegen:2 text cachegen --slo 2 "
+      "--hardware a40_mistral-7b --query-tokens 32 --json");
+  ASSERT_EQ(j["runs"].size(), 3u);
+  const auto& fixed = j["runs"][0];
+  EXPECT_EQ(fixed["policy"], "fixed:cachegen:2");
+  const auto& request = fixed["requests"][0];
+  // 10 chunks x 1500 tokens x 131072 / 3.47 bytes at 10 Gbps.
+  const double bytes = 10 * 1500 * 131072 / 3.47;
+  EXPECT_NEAR(request["breakdown"]["transfer_s"].get<double>(), bytes * 8 / 10e9, 1e-9);
+  EXPECT_NEAR(request["bytes"].get<double>(), bytes, 1e-3);
+  EXPECT_EQ(request["choices"].size(), 10u);
+  EXPECT_TRUE(request["slo_met"].get<bool>());
+  for (const char* key : {"transfer_s", "decode_s", "recompute_s", "query_prefill_s", "queueing_s"})
+    EXPECT_TRUE(request["breakdown"].contains(key)) << key;
+  EXPECT_GT(request["breakdown"]["query_prefill_s"].get<double>(), 0);
+  EXPECT_EQ(j["runs"][1]["requests"][0]["quality"], 1.0);  // text recomputes exactly
+  EXPECT_EQ(fixed["summary"]["requests"], 1);
+}
+
+// --decode hardware: every level chunk takes tokens x fp16 bytes/token over the profile's measured
+// throughput for the level's codec and level; --decode RATE: the same rate for every level.
+TEST_F(SimCli, DecodeTimesFromTheHardwareProfileOrARate) {
+  const auto hw = sim::read_hardware_profile(profiling::resolve_hardware_profile("cpu_mistral-7b"));
+  ASSERT_TRUE(hw.decode);
+  const double rate = hw.decode->find("cachegen", 2)->fp16_bytes_per_s;
+  const std::string base = "simulate --profile profile.json --trace constant:gbps=10 --policy fixed:cachegen:2 --slo 2 ";
+  auto j = json_of(base + "--hardware cpu_mistral-7b --decode hardware --json");
+  EXPECT_NEAR(j["runs"][0]["requests"][0]["breakdown"]["decode_s"].get<double>(), 10 * 1500 * 131072.0 / rate, 1e-6);
+  j = json_of(base + "--decode 2e10 --json");
+  EXPECT_NEAR(j["runs"][0]["requests"][0]["breakdown"]["decode_s"].get<double>(), 10 * 1500 * 131072.0 / 2e10, 1e-9);
+  EXPECT_EQ(run(base + "--decode hardware").rc, 2);  // needs --hardware
+  EXPECT_EQ(run(base + "--decode fast").rc, 2);
+  const auto r = run(base + "--hardware a40_mistral-7b --decode hardware");  // analytic: no decode section
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("has no decode section"), std::string::npos) << r.err;
+}
+
+TEST_F(SimCli, PoissonLoadAndDeterminism) {
+  const std::string args =
+      "simulate --profile profile.json --trace markov:seed=3,good_gbps=8,bad_gbps=1,good_s=2,bad_s=1,duration_s=60 "
+      "--policy mpc --slo 3 --hardware a40_mistral-7b --requests 20 --rate 0.5 --seed 9 --json";
+  const auto a = ok(args).out, b = ok(args).out;
+  EXPECT_EQ(a, b);
+  const auto j = nlohmann::json::parse(a);
+  EXPECT_EQ(j["runs"][0]["requests"].size(), 20u);
+  EXPECT_EQ(j["runs"][0]["summary"]["requests"], 20);
+}
+
+TEST_F(SimCli, HumanOutputAndErrors) {
+  const auto human = ok("simulate --profile synthetic --trace constant:gbps=1 --policy quant8 cachegen --slo 1 --hardware a40_mistral-7b");
+  EXPECT_NE(human.out.find("summary:"), std::string::npos) << human.out;
+  EXPECT_NE(human.out.find("quant:bits=8"), std::string::npos) << human.out;
+  // Bad usage: exit 2.
+  EXPECT_EQ(run("simulate --profile profile.json --trace constant:gbps=1 --policy cachegen").rc, 2);  // no --slo
+  EXPECT_EQ(run("simulate --profile profile.json --trace constant:gbps=1 --policy x --slo 1 --requests 3").rc, 2);
+  // Bad input: exit 1 with a message that says what was wrong.
+  auto r = run("simulate --profile profile.json --trace constant:gbps=1 --policy nope --slo 1");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("unknown policy \"nope\""), std::string::npos) << r.err;
+  r = run("simulate --profile profile.json --trace constant:gbps=1 --policy text --slo 1");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("recompute time is unknown"), std::string::npos) << r.err;
+  std::ofstream(dir_ / "bad.json") << R"({"chunk_tokens": 10, "levels": [], "chunks": []})";
+  r = run("simulate --profile bad.json --trace constant:gbps=1 --policy text --slo 1");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("bad.json: $.levels: expected at least one level"), std::string::npos) << r.err;
+  r = run("simulate --profile profile.json --trace constant:gbps=1 --policy text --slo 1 --hardware h100-ish");
+  EXPECT_NE(r.err.find("a40_mistral-7b"), std::string::npos) << r.err;  // lists the shipped profiles
+}
+
+TEST_F(SimCli, SimBenchReportsItsKeys) {
+  const auto j = json_of("sim-bench --runs 50 --load-requests 50 --threads 1 --json");
+  EXPECT_GT(j["events_per_s"].get<double>(), 0);
+  EXPECT_GT(j["runs_per_s"].get<double>(), 0);
+  EXPECT_EQ(j["sweep_runs"], 50);
+}
+
+}  // namespace
+}  // namespace kvstream
