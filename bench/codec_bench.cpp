@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
 
 #include "codec/cachegen_codec.h"
 #include "codec/codec.h"
@@ -40,31 +41,26 @@ double time_per_pass(double min_time_s, const std::function<void()>& pass) {
   return elapsed / passes;
 }
 
-bool is_offline_without_table(const codec::CodecSpec& spec) {
-  return spec.name == "cachegen" && spec.string_option("cdf", "chunk") == "offline" && !spec.options.count("table");
-}
-
-// One codec object per context: the same codec for all, except leave-one-out offline tables.
+// One codec object per context: the same codec for all, except "cachegen:cdf=offline" without
+// table=PATH, whose tables are built here leave-one-out.
 std::vector<std::unique_ptr<codec::Codec>> make_codecs(const std::string& spec_text, const std::vector<Chunk>& chunks,
                                                        size_t contexts, codec::DecodeContext& decode_context,
                                                        std::string& table_note) {
-  const codec::CodecSpec spec = codec::CodecSpec::parse(spec_text);
+  const common::Spec spec = codec::parse_codec_spec(spec_text);
   std::vector<std::unique_ptr<codec::Codec>> codecs;
-  if (!is_offline_without_table(spec)) {
+  const auto options = spec.name() == "cachegen" ? std::optional(codec::cachegen_options(spec)) : std::nullopt;
+  if (!options || !options->offline_cdf || !options->table_path.empty()) {
     codecs.push_back(codec::make_codec(spec_text));
-    if (spec.options.count("table")) table_note = spec.options.at("table");
+    decode_context = codecs.back()->decode_context();
+    table_note = spec.string("table", "");
     return codecs;
   }
-  const auto ladder = codec::Ladder::from_name_or_path(spec.string_option("ladder", "generic"));
-  codec::TokenMode mode;
-  if (spec.options.count("delta"))
-    mode.delta_group = spec.options.at("delta").empty() ? 10 : spec.int_option("delta", 10, 2, 255);
   table_note = contexts > 1 ? "leave-one-out" : "in-sample";
   for (size_t i = 0; i < contexts; ++i) {
     std::vector<KvChunkView> profile;
     for (const auto& c : chunks)
       if (c.context != i || contexts == 1) profile.push_back(c.view);
-    auto table = std::make_shared<const codec::OfflineCdfTable>(codec::OfflineCdfTable::build(profile, ladder, mode));
+    auto table = std::make_shared<const codec::OfflineCdfTable>(codec::OfflineCdfTable::build(profile, options->ladder, options->mode));
     decode_context.cdf_tables.push_back(table);
     codecs.push_back(codec::make_cachegen_codec(spec_text, table));
   }
@@ -129,8 +125,7 @@ std::vector<CodecBenchRow> run_codec_bench(const codec::KvFile& kv, const CodecB
       row.fp16_bytes = fp16_bytes;
       row.quant8_bytes = quant8_bytes;
       row.offline_table = table_note;
-      const codec::CodecSpec parsed = codec::CodecSpec::parse(spec_text);
-      if (parsed.name == "cachegen") row.entropy = parsed.string_option("entropy", "ac");
+      row.entropy = codecs.front()->entropy_coder();
 
       std::vector<std::vector<uint8_t>> streams(chunks.size());
       const double encode_s = time_per_pass(options.min_time_s, [&] {
@@ -151,7 +146,7 @@ std::vector<CodecBenchRow> run_codec_bench(const codec::KvFile& kv, const CodecB
           ref2 += x * x;
           row.max_abs_err = std::max(row.max_abs_err, std::fabs(d));
         }
-        if (row.codec.rfind("cachegen", 0) == 0 && table_note.empty())
+        if (codec::parse_codec_spec(row.codec).name() == "cachegen" && table_note.empty())
           ideal += codec::cachegen_size_report(row.codec, chunks[i].view, level).ideal_bytes;
       }
       if (ideal > 0) row.ideal_bytes = ideal;

@@ -7,19 +7,12 @@
 #include "cli/command.h"
 #include "common/atomic_file.h"
 #include "common/json_reader.h"
-#include "experiments/experiment_runner.h"
+#include "experiments/build_info.h"
 #include "profiling/shipped_profiles.h"
 #include "sim/hardware_profile.h"
 
 namespace kvstream::cli {
 namespace {
-
-std::string utc_date() {
-  const std::time_t now = std::time(nullptr);
-  char text[16];
-  std::strftime(text, sizeof text, "%Y-%m-%d", std::gmtime(&now));
-  return text;
-}
 
 // This CPU's single-thread decode throughputs: codec-bench's measurement, one entry per row.
 sim::DecodeThroughputs measure_cpu_decode(const std::string& kv_arg, const bench::CodecBenchOptions& bench) {
@@ -33,7 +26,7 @@ sim::DecodeThroughputs measure_cpu_decode(const std::string& kv_arg, const bench
   decode.device = "cpu: " + cpu;
   decode.source = "measured: kvstream profile-decode on " + cpu + ", 1 thread, " + kv_arg + " (" +
                   std::to_string(kv.contexts.size()) + " contexts), chunk " + std::to_string(bench.chunk_tokens) +
-                  " tokens, min-time " + min_time + " s, " + utc_date() + ", git " +
+                  " tokens, min-time " + min_time + " s, " + experiments::utc_date() + ", git " +
                   host.at("git_revision").get<std::string>();
   bench::run_codec_bench(kv, bench, [&](const bench::CodecBenchRow& row) {
     // decode_mb_s is fp16 MB (1e6 bytes) delivered per second.

@@ -2,7 +2,8 @@
 
 #include "cli/command.h"
 #include "common/atomic_file.h"
-#include "models/architectures.h"
+#include "models/architecture_table.h"
+#include "models/random_model.h"
 #include "models/model_catalog.h"
 #include "profiling/prefill_profiler.h"
 
@@ -26,14 +27,12 @@ Command profile_prefill_command() {
               ("reps", po::value(&reps)->default_value(3), "timed repetitions per point (median), after one warm-up")
               ("out", po::value(&out_path)->required(), "hardware profile JSON (written atomically)");
             po::variables_map vm;
-            std::string archs;
-            for (const auto& a : models::architecture_names()) archs += (archs.empty() ? "" : ", ") + a;
             if (!parse_or_help(args,
                                "usage: kvstream profile-prefill (--model M | --arch NAME [--layers K] | --arch NAME --analytic GPU)\n"
                                "                                [--device cpu|cuda] [--dtype fp32|bf16|fp16] [--prefix P,...] [--chunk N,...]\n"
                                "                                --out PROFILE.json\n\n"
                                "Fits seconds = a + b*n + c*n*(p + n/2) and stores it with the raw points. A measured profile's\n"
-                               "device names the CPU or GPU and the dtype, e.g. \"NVIDIA H200 (bf16)\".\narchitectures: " + archs,
+                               "device names the CPU or GPU and the dtype, e.g. \"NVIDIA H200 (bf16)\".\narchitectures: " + models::architecture_list(),
                                options, vm))
               return 0;
             if (model_name.empty() == arch.empty()) throw po::error("give exactly one of --model and --arch");

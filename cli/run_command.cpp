@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli/command.h"
+#include "cli/model_backend.h"
 #include "experiments/experiment_runner.h"
 #include "profiling/profile_cache.h"
 
@@ -53,6 +54,7 @@ Command run_command() {
               throw po::error(e.what());
             }
             o.profile_cache = cache;
+            o.measure_model_contexts = model_context_measurer();
             o.profiles_only = profiles_only;
             o.figures = !no_figures;
             o.terminal = ::isatty(STDERR_FILENO);

@@ -90,9 +90,9 @@ Command simulate_command() {
             if (requests < 1) throw po::error("--requests must be >= 1");
             if (requests > 1 && !(rate > 0)) throw po::error("--requests > 1 needs a Poisson --rate > 0");
             if (!(scale > 0)) throw po::error("--scale must be > 0");
-            config.pipelining = !(no_pipelining || artifact_timing);
+            config.pipelining = !no_pipelining;
             config.overlap_decode_prefill = !shared_gpu;
-            config.decode_costs_time = !(no_decode_cost || artifact_timing);
+            config.decode_costs_time = !no_decode_cost;
             if (decode_arg == "hardware") {
               if (hardware_arg.empty()) throw po::error("--decode hardware needs --hardware");
               config.decode_time = sim::DecodeTime::kHardware;
@@ -110,9 +110,8 @@ Command simulate_command() {
             if (vm.count("recompute-s")) {
               if (recompute_s < 0) throw po::error("--recompute-s must be >= 0");
               config.fixed_recompute_s = recompute_s;
-            } else if (artifact_timing) {
-              config.fixed_recompute_s = 0.2;
             }
+            if (artifact_timing) config = sim::with_artifact_timing(config);
             config.request_rtt_s = rtt_ms / 1e3;
             config.chunk_rtt_s = chunk_rtt_ms / 1e3;
 

@@ -52,42 +52,28 @@ std::vector<uint8_t> run_coding_stages(const CacheGenEncodeJob& job, bool chunk_
 
 class CacheGenCodec final : public Codec {
  public:
-  CacheGenCodec(const CodecSpec& spec, std::shared_ptr<const OfflineCdfTable> table) : spec_(spec), table_(std::move(table)) {
-    spec.check_known({"ladder", "delta", "cdf", "table", "sub", "entropy", "states"});
-    const std::string entropy = spec.string_option("entropy", "ac");
-    if (entropy == "rans") {
-      coder_ = kCoderRans;
-    } else if (entropy != "ac") {
-      throw std::invalid_argument("codec cachegen: option entropy=\"" + entropy + "\": expected ac or rans");
-    }
-    if (spec.options.count("states")) {
-      if (coder_ != kCoderRans) throw std::invalid_argument("codec cachegen: states=N only applies with entropy=rans");
-      rans_states_ = spec.int_option("states", 0, 1, kRansMaxStates);
-      if (std::popcount(unsigned(rans_states_)) != 1)
-        throw std::invalid_argument("codec cachegen: states=" + std::to_string(rans_states_) + " is not a power of two");
-    }
-    ladder_ = Ladder::from_name_or_path(spec.string_option("ladder", "generic"));
-    if (spec.options.count("delta"))
-      mode_.delta_group = spec.options.at("delta").empty() ? 10 : spec.int_option("delta", 10, 2, 255);
-    sub_tokens_ = spec.int_option("sub", kMaxSubChunkTokens, 1, kMaxSubChunkTokens);
-    const std::string cdf = spec.string_option("cdf", "chunk");
-    if (cdf == "offline") {
-      if (!table_ && !spec.options.count("table"))
-        throw std::invalid_argument("codec cachegen: cdf=offline needs table=PATH (build one with kvstream cdf-build)");
-      if (!table_) table_ = std::make_shared<OfflineCdfTable>(OfflineCdfTable::load(spec.options.at("table")));
-      if (table_->token_mode().delta_group != mode_.delta_group)
-        throw std::invalid_argument("codec cachegen: the offline table was built with delta group " +
-                                    std::to_string(table_->token_mode().delta_group) + ", the codec uses " +
-                                    std::to_string(mode_.delta_group));
-    } else if (cdf != "chunk") {
-      throw std::invalid_argument("codec cachegen: option cdf=\"" + cdf + "\": expected chunk or offline");
-    } else if (spec.options.count("table") || table_) {
-      throw std::invalid_argument("codec cachegen: table=PATH only applies with cdf=offline");
+  CacheGenCodec(const common::Spec& spec, std::shared_ptr<const OfflineCdfTable> table)
+      : spec_(spec), options_(cachegen_options(spec)), table_(std::move(table)) {
+    if (options_.offline_cdf) {
+      if (!table_ && !spec.has("table")) spec.fail("cdf=offline needs table=PATH (build one with kvstream cdf-build)");
+      if (!table_) table_ = std::make_shared<OfflineCdfTable>(OfflineCdfTable::load(spec.string("table", "")));
+      if (table_->token_mode().delta_group != options_.mode.delta_group)
+        spec.fail("the offline table was built with delta group " + std::to_string(table_->token_mode().delta_group) +
+                  ", the codec uses " + std::to_string(options_.mode.delta_group));
+    } else if (table_) {
+      spec.fail("an offline table only applies with cdf=offline");
     }
   }
 
-  std::string spec() const override { return spec_.to_string(); }
-  std::vector<int> levels() const override { return ladder_.levels(); }
+  std::string spec() const override { return spec_.canonical(); }
+  std::vector<int> levels() const override { return options_.ladder.levels(); }
+  bool ladder() const override { return true; }
+  DecodeContext decode_context() const override {
+    DecodeContext context;
+    if (table_) context.cdf_tables.push_back(table_);
+    return context;
+  }
+  std::string entropy_coder() const override { return options_.rans ? "rans" : "ac"; }
 
   std::vector<uint8_t> encode(const KvChunkView& chunk, int level, int64_t t0, SourceDtype dtype) const override {
     return encode_with_report(chunk, level, t0, dtype, nullptr);
@@ -133,12 +119,13 @@ class CacheGenCodec final : public Codec {
     CacheGenEncodePlan plan;
     CacheGenParams& p = plan.params;
     p.level = level;
-    p.mode = mode_;
-    p.spec = ladder_.level_spec(level, shape.layers);
+    p.mode = options_.mode;
+    p.spec = options_.ladder.level_spec(level, shape.layers);
     p.alphabet = p.spec.alphabet();
-    p.sub_tokens = sub_tokens_;
-    p.coder = coder_;
-    if (coder_ == kCoderRans) p.rans_states = rans_states_ ? rans_states_ : default_rans_states(shape.channels());
+    p.sub_tokens = options_.sub_tokens;
+    p.coder = options_.rans ? kCoderRans : kCoderAc;
+    if (options_.rans)
+      p.rans_states = options_.rans_states ? options_.rans_states : default_rans_states(shape.channels());
     if (table_) {
       const auto* lt = table_->level(level);
       if (!lt || lt->spec != p.spec || table_->channels() != shape.channels())
@@ -153,12 +140,8 @@ class CacheGenCodec final : public Codec {
   }
 
  private:
-  CodecSpec spec_;
-  Ladder ladder_;
-  TokenMode mode_;
-  int sub_tokens_ = kMaxSubChunkTokens;
-  uint8_t coder_ = kCoderAc;
-  int rans_states_ = 0;  // 0: default_rans_states(C)
+  common::Spec spec_;
+  CacheGenOptions options_;
   std::shared_ptr<const OfflineCdfTable> table_;
 };
 
@@ -230,33 +213,50 @@ KvCache decode(const ParsedBitstream& parsed, const DecodeContext& context) {
 
 }  // namespace
 
+CacheGenOptions cachegen_options(const common::Spec& spec) {
+  if (spec.name() != "cachegen") spec.fail("not a cachegen spec");
+  spec.only({"ladder", "delta", "cdf", "table", "sub", "entropy", "states"});
+  CacheGenOptions o;
+  const std::string entropy = spec.string("entropy", "ac");
+  if (entropy != "ac" && entropy != "rans") spec.fail("option entropy=" + entropy + ": expected ac or rans");
+  o.rans = entropy == "rans";
+  if (spec.has("states")) {
+    if (!o.rans) spec.fail("states=N only applies with entropy=rans");
+    o.rans_states = spec.integer("states", 0, 1, kRansMaxStates);
+    if (std::popcount(unsigned(o.rans_states)) != 1) spec.fail("states=" + std::to_string(o.rans_states) + " is not a power of two");
+  }
+  o.ladder = Ladder::from_name_or_path(spec.string("ladder", "generic"));
+  if (spec.has("delta")) o.mode.delta_group = spec.string("delta", "").empty() ? 10 : spec.integer("delta", 10, 2, 255);
+  o.sub_tokens = spec.integer("sub", kMaxSubChunkTokens, 1, kMaxSubChunkTokens);
+  const std::string cdf = spec.string("cdf", "chunk");
+  if (cdf != "chunk" && cdf != "offline") spec.fail("option cdf=" + cdf + ": expected chunk or offline");
+  o.offline_cdf = cdf == "offline";
+  if (spec.has("table") && !o.offline_cdf) spec.fail("table=PATH only applies with cdf=offline");
+  o.table_path = spec.string("table", "");
+  return o;
+}
+
 CacheGenEncodePlan plan_cachegen_encode(const std::string& spec, const KvShape& shape, int level,
                                         std::shared_ptr<const OfflineCdfTable> table) {
-  const CodecSpec parsed = CodecSpec::parse(spec);
-  if (parsed.name != "cachegen") throw std::invalid_argument("not a cachegen spec: " + spec);
-  return CacheGenCodec(parsed, std::move(table)).plan(shape, level);
+  return CacheGenCodec(parse_codec_spec(spec), std::move(table)).plan(shape, level);
 }
 
 CacheGenSizeReport cachegen_size_report(const std::string& spec, const KvChunkView& chunk, int level) {
-  const CodecSpec parsed = CodecSpec::parse(spec);
-  if (parsed.name != "cachegen") throw std::invalid_argument("cachegen_size_report: not a cachegen spec: " + spec);
-  CacheGenCodec codec(parsed, nullptr);
+  CacheGenCodec codec(parse_codec_spec(spec), nullptr);
   CacheGenSizeReport report;
   codec.encode_with_report(chunk, level, 0, SourceDtype::kFp16, &report);
   return report;
 }
 
 std::unique_ptr<Codec> make_cachegen_codec(const std::string& spec, std::shared_ptr<const OfflineCdfTable> table) {
-  const CodecSpec parsed = CodecSpec::parse(spec);
-  if (parsed.name != "cachegen") throw std::invalid_argument("make_cachegen_codec: not a cachegen spec: " + spec);
-  return std::make_unique<CacheGenCodec>(parsed, std::move(table));
+  return std::make_unique<CacheGenCodec>(parse_codec_spec(spec), std::move(table));
 }
 
 CodecEntry cachegen_codec_entry() {
   return {"cachegen", CodecId::kCacheGen,
           "CacheGen: per-token quantization with per-layer bins, per-channel 16-bit CDF, arithmetic or rANS coding "
           "(options: ladder=NAME|PATH, delta[=G], cdf=chunk|offline, table=PATH, sub=N, entropy=ac|rans, states=N)",
-          [](const CodecSpec& spec) { return std::unique_ptr<Codec>(new CacheGenCodec(spec, nullptr)); }, decode};
+          [](const common::Spec& spec) { return std::unique_ptr<Codec>(new CacheGenCodec(spec, nullptr)); }, decode};
 }
 
 }  // namespace kvstream::codec

@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 
+#include "codec/cachegen_quantizer.h"
 #include "codec/codec.h"
 #include "codec/ladder.h"
 
@@ -36,6 +37,19 @@ struct CacheGenSizeReport {
 
 // Encodes like the codec and reports the sizes above (used by codec-bench and the size tests).
 CacheGenSizeReport cachegen_size_report(const std::string& spec, const KvChunkView& chunk, int level);
+
+// The options of a cachegen spec, checked (the list at the top of this file).
+struct CacheGenOptions {
+  Ladder ladder = Ladder::from_name_or_path("generic");
+  TokenMode mode;                    // delta[=G]
+  int sub_tokens = kMaxSubChunkTokens;
+  bool rans = false;                 // entropy=rans (else ac: the arithmetic coder)
+  int rans_states = 0;               // states=N; 0: the default for the chunk's channels
+  bool offline_cdf = false;          // cdf=offline
+  std::string table_path;            // table=PATH, or "" (cdf=offline then needs a table given in memory)
+};
+// Throws std::invalid_argument naming the spec and the bad option.
+CacheGenOptions cachegen_options(const common::Spec& spec);
 
 }  // namespace kvstream::codec
 

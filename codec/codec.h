@@ -2,7 +2,7 @@
 // A codec encodes one chunk at one level of its ladder into a bitstream (bitstream.h); decoding needs
 // nothing but the bitstream (and, for CacheGen's offline-CDF option, the referenced table).
 //
-// Codecs are chosen by a spec string "name[:key=value,...]", e.g. "cachegen", "cachegen:delta=10",
+// Codecs are chosen by a spec "name[:key=value,...]" (common/spec.h), e.g. "cachegen", "cachegen:delta=10",
 // "quant:bits=4", "kivi:bits=2", "zstd:level=3". `kvstream codec-bench --help` lists them.
 #pragma once
 #include <functional>
@@ -14,24 +14,11 @@
 
 #include "codec/bitstream.h"
 #include "codec/kv_cache.h"
+#include "common/spec.h"
 
 namespace kvstream::codec {
 
 class OfflineCdfTable;
-
-struct CodecSpec {
-  std::string name;
-  std::map<std::string, std::string> options;
-
-  // Parses "name[:key=value,...]"; throws std::invalid_argument with the offending part.
-  static CodecSpec parse(const std::string& text);
-  std::string to_string() const;  // canonical: options sorted by key
-  // Typed option access; throws std::invalid_argument naming the option and the expected range.
-  int int_option(const std::string& key, int fallback, int lo, int hi) const;
-  std::string string_option(const std::string& key, const std::string& fallback) const;
-  // Throws if any option is not in `known`.
-  void check_known(const std::vector<std::string>& known) const;
-};
 
 // What a decoder may need beyond the bitstream itself.
 struct DecodeContext {
@@ -48,6 +35,15 @@ class Codec {
   virtual ~Codec() = default;
   virtual std::string spec() const = 0;              // canonical spec string
   virtual std::vector<int> levels() const = 0;       // ladder levels, lowest quality first; {1} if single-level
+  // Whether the levels form a quality ladder (CacheGen's levels, even a ladder of one level) rather
+  // than the one setting of a single-level codec. Context profiles name a ladder's levels
+  // "<spec>:<level>" and a single-level codec's level "<spec>" (sim/level_name.h).
+  virtual bool ladder() const { return false; }
+  // What a decoder of this codec's bitstreams needs besides them (the offline CDF table of
+  // cachegen:cdf=offline,table=PATH); nothing for most codecs.
+  virtual DecodeContext decode_context() const { return {}; }
+  // The entropy coder, for reports ("ac" or "rans" for CacheGen); "" for codecs without one.
+  virtual std::string entropy_coder() const { return ""; }
   // Encodes one chunk. `source_dtype` is recorded so a decoder can write the KV back in its dtype.
   virtual std::vector<uint8_t> encode(const KvChunkView& chunk, int level, int64_t t0,
                                       SourceDtype source_dtype = SourceDtype::kFp16) const = 0;
@@ -57,12 +53,14 @@ struct CodecEntry {
   std::string name;
   CodecId id;
   std::string summary;  // one line for --help
-  std::function<std::unique_ptr<Codec>(const CodecSpec&)> make;
+  std::function<std::unique_ptr<Codec>(const common::Spec&)> make;
   std::function<KvCache(const ParsedBitstream&, const DecodeContext&)> decode;
 };
 
 const std::vector<CodecEntry>& codec_registry();
+// The codec of `spec`; throws std::invalid_argument for an unknown name or a bad option.
 std::unique_ptr<Codec> make_codec(const std::string& spec);
+common::Spec parse_codec_spec(const std::string& spec);  // syntax only, for messages naming a codec
 
 // Parses and validates the container, then dispatches on the codec id.
 DecodedChunk decode_bitstream(std::span<const uint8_t> bytes, const DecodeContext& context = {});

@@ -27,8 +27,8 @@ KvCache decode(const ParsedBitstream& parsed, const DecodeContext&) {
 
 CodecEntry fp16_codec_entry() {
   return {"fp16", CodecId::kFp16, "raw fp16 values (lossless for fp16 KV; the size reference)",
-          [](const CodecSpec& spec) {
-            spec.check_known({});
+          [](const common::Spec& spec) {
+            spec.only({});
             return std::unique_ptr<Codec>(new Fp16Codec());
           },
           decode};

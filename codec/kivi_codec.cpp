@@ -198,11 +198,11 @@ KvCache decode(const ParsedBitstream& parsed, const DecodeContext&) {
 
 CodecEntry kivi_codec_entry() {
   return {"kivi", CodecId::kKivi, "KIVI-style asymmetric quantization: K per channel, V per token; bits=2|4, group=8..1024",
-          [](const CodecSpec& spec) {
-            spec.check_known({"bits", "group"});
-            const int bits = spec.int_option("bits", 2, 2, 4);
-            if (bits == 3) throw std::invalid_argument("codec kivi: option bits=\"3\": expected 2 or 4");
-            return std::unique_ptr<Codec>(new KiviCodec(bits, spec.int_option("group", 32, kMinGroup, kMaxGroup)));
+          [](const common::Spec& spec) {
+            spec.only({"bits", "group"});
+            const int bits = spec.integer("bits", 2, 2, 4);
+            if (bits == 3) spec.fail("option bits=3: expected 2 or 4");
+            return std::unique_ptr<Codec>(new KiviCodec(bits, spec.integer("group", 32, kMinGroup, kMaxGroup)));
           },
           decode};
 }

@@ -90,9 +90,9 @@ KvCache decode(const ParsedBitstream& parsed, const DecodeContext&) {
 
 CodecEntry quant_codec_entry() {
   return {"quant", CodecId::kQuant, "N-bit per-token absmax quantization, bits=2..8 (8 = the paper's baseline)",
-          [](const CodecSpec& spec) {
-            spec.check_known({"bits"});
-            return std::unique_ptr<Codec>(new QuantCodec(spec.int_option("bits", 8, kMinBits, kMaxBits)));
+          [](const common::Spec& spec) {
+            spec.only({"bits"});
+            return std::unique_ptr<Codec>(new QuantCodec(spec.integer("bits", 8, kMinBits, kMaxBits)));
           },
           decode};
 }

@@ -61,9 +61,9 @@ KvCache decode(const ParsedBitstream& parsed, const DecodeContext&) {
 
 CodecEntry zstd_codec_entry() {
   return {"zstd", CodecId::kZstd, "zstd over the fp16 values (lossless for fp16 KV), level=1..19",
-          [](const CodecSpec& spec) {
-            spec.check_known({"level"});
-            return std::unique_ptr<Codec>(new ZstdCodec(spec.int_option("level", 3, 1, 19)));
+          [](const common::Spec& spec) {
+            spec.only({"level"});
+            return std::unique_ptr<Codec>(new ZstdCodec(spec.integer("level", 3, 1, 19)));
           },
           decode};
 }

@@ -4,7 +4,7 @@
 
 #include "common/data_resolver.h"
 #include "eval/task_metrics.h"
-#include "eval/text_quality.h"
+#include "eval/decoded_kv.h"
 
 namespace kvstream::eval {
 namespace {
@@ -73,7 +73,7 @@ std::vector<TaskQualityRow> run_task_quality(const models::LoadedModel& m, const
                                 std::to_string(max_seq - o.generate_tokens) + " (model " + m.name +
                                 "'s maximum sequence length " + std::to_string(max_seq) + " minus --generate-tokens " +
                                 std::to_string(o.generate_tokens) + ")");
-  const auto levels = codec_levels(o.codecs, o.levels);
+  const auto levels = codec::codec_levels(o.codecs, o.levels);
   if (levels.empty()) throw std::invalid_argument("no codec has any of the requested levels");
 
   auto records = read_task_jsonl(common::resolve_input(o.tasks_path));

@@ -1,15 +1,13 @@
 #include "eval/text_quality.h"
 
-#include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
-#include "codec/codec.h"
-#include "codec/half.h"
+#include "codec/codec_levels.h"
 #include "common/data_resolver.h"
-#include "eval/kv_bridge.h"
+#include "common/file_text.h"
+#include "eval/decoded_kv.h"
+#include "eval/metrics.h"
 
 namespace kvstream::eval {
 namespace {
@@ -22,15 +20,8 @@ struct Context {
   std::vector<int32_t> reference_greedy;
 };
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(common::resolve_input(path), std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 std::vector<Context> prepare(const models::LoadedModel& m, const QualityOptions& o) {
-  const std::string text = read_text(o.text_path);
+  const std::string text = common::read_file_text(common::resolve_input(o.text_path));
   const auto& model = *m.model;
   const int needed = o.context_tokens + o.continuation_tokens;
   if (needed > model.config().max_seq_len)
@@ -57,16 +48,11 @@ std::vector<Context> prepare(const models::LoadedModel& m, const QualityOptions&
     auto reference = fp16_reference(model, kv);
     c.reference_cache = std::move(reference.cache);
     c.reference_kv = std::move(reference.state);
-    c.reference_log_probs = torch::log_softmax(model.forward(c.fed_ids, c.reference_kv, nullptr), -1).to(torch::kFloat64);
+    c.reference_log_probs = next_token_log_probs(model, c.fed_ids, c.reference_kv);
     c.reference_greedy = greedy_after(model, c.reference_kv, c.fed_ids.front(), o.greedy_tokens);
     contexts.push_back(std::move(c));
   }
   return contexts;
-}
-
-double mean_nll(const torch::Tensor& log_probs, const std::vector<int32_t>& targets) {
-  const auto t = torch::tensor(std::vector<int64_t>(targets.begin(), targets.end())).unsqueeze(1);
-  return -log_probs.gather(1, t).mean().item<double>();
 }
 
 }  // namespace
@@ -93,7 +79,7 @@ std::vector<QualityRow> run_quality(const models::LoadedModel& m, const QualityO
   const double ppl_ref = std::exp(ref_nll / double(contexts.size()));
 
   std::vector<QualityRow> rows;
-  for (const auto& codec_level : codec_levels(o.codecs, o.levels)) {
+  for (const auto& codec_level : codec::codec_levels(o.codecs, o.levels)) {
     QualityRow row;
     row.codec = codec_level.codec->spec();
     row.level = codec_level.level;
@@ -103,15 +89,12 @@ std::vector<QualityRow> run_quality(const models::LoadedModel& m, const QualityO
       const auto [bytes, decoded] = encode_decode(codec_level, c.reference_cache, model);
       row.bytes += bytes;
       row.fp16_bytes += uint64_t(c.reference_cache.shape().fp16_bytes());
-      const auto log_probs = torch::log_softmax(model.forward(c.fed_ids, decoded, nullptr), -1).to(torch::kFloat64);
-      nll += mean_nll(log_probs, c.target_ids);
-      // KL(reference || decoded) per position, averaged.
-      kl += (c.reference_log_probs.exp() * (c.reference_log_probs - log_probs)).sum(-1).mean().item<double>();
-      agree += (c.reference_log_probs.argmax(-1) == log_probs.argmax(-1)).to(torch::kFloat64).mean().item<double>();
-      const auto g = greedy_after(model, decoded, c.fed_ids.front(), o.greedy_tokens);
-      size_t same = 0;
-      while (same < g.size() && g[same] == c.reference_greedy[same]) ++same;
-      greedy += double(same);
+      const auto scores =
+          score_continuation(c.reference_log_probs, next_token_log_probs(model, c.fed_ids, decoded), c.target_ids);
+      nll += scores.nll;
+      kl += scores.kl_mean;
+      agree += scores.top1_agree;
+      greedy += double(greedy_match_tokens(c.reference_greedy, greedy_after(model, decoded, c.fed_ids.front(), o.greedy_tokens)));
     }
     const double n = double(contexts.size());
     row.ppl = std::exp(nll / n);
@@ -137,45 +120,6 @@ QualityOptions quality_defaults(const std::string& model_name) {
     o.greedy_tokens = 8;
   }
   return o;
-}
-
-std::vector<CodecLevel> codec_levels(const std::vector<std::string>& codecs, const std::vector<int>& levels) {
-  std::vector<CodecLevel> out;
-  for (const auto& spec : codecs) {
-    const std::shared_ptr<const codec::Codec> codec = codec::make_codec(spec);
-    for (int level : codec->levels())
-      if (levels.empty() || std::find(levels.begin(), levels.end(), level) != levels.end()) out.push_back({codec, level});
-  }
-  return out;
-}
-
-ReferenceKv fp16_reference(const models::LlamaModel& model, const models::KvState& kv) {
-  ReferenceKv r;
-  r.cache = to_kv_cache(kv, model.config());
-  for (float& v : r.cache.values()) v = codec::round_to_half(v);
-  r.state = to_kv_state(r.cache, model.config(), model.device());
-  return r;
-}
-
-DecodedKv encode_decode(const CodecLevel& codec_level, const codec::KvCache& reference, const models::LlamaModel& model) {
-  const auto bits = codec_level.codec->encode(reference.all(), codec_level.level, 0);
-  return {bits.size(), to_kv_state(codec::decode_bitstream(bits).kv, model.config(), model.device())};
-}
-
-std::vector<int32_t> greedy_after(const models::LlamaModel& model, const models::KvState& kv, int32_t first, int steps,
-                                  int32_t stop) {
-  std::vector<int32_t> out;
-  models::KvState state = kv;
-  int32_t token = first;
-  for (int i = 0; i < steps; ++i) {
-    models::KvState next;
-    const auto logits = model.forward({token}, state, &next, true);
-    token = static_cast<int32_t>(logits[-1].argmax().item<int64_t>());
-    if (token == stop) break;
-    out.push_back(token);
-    state = std::move(next);
-  }
-  return out;
 }
 
 }  // namespace kvstream::eval

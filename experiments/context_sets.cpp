@@ -1,93 +1,15 @@
 #include "experiments/context_sets.h"
 
-#include <chrono>
-#include <cstdio>
 #include <stdexcept>
 
-#include "common/content_hash.h"
 #include "common/data_resolver.h"
-#include "common/error_text.h"
-#include "models/model_catalog.h"
-#include "profiling/context_profiler.h"
 #include "profiling/kv_scale.h"
+#include "profiling/level_plan.h"
 #include "profiling/profile_cache.h"
 
 namespace kvstream::experiments {
 
 namespace {
-
-// Bumped whenever profiling::profile_context measures differently, so old cache entries are not reused.
-constexpr int kProfilerVersion = 1;
-
-std::string ids_hash(const std::vector<int32_t>& ids) {
-  return common::hex64(common::fnv1a64(ids.data(), ids.size() * sizeof(int32_t)));
-}
-
-// What identifies the model's numbers without hashing every weight: its shape and checksums of the
-// embedding and final norm.
-nlohmann::json model_fingerprint(const models::LoadedModel& loaded) {
-  const auto& c = loaded.model->config();
-  const auto& w = loaded.model->weights();
-  char sums[96];
-  std::snprintf(sums, sizeof sums, "%.17g/%.17g/%.17g", w.token_embedding.to(torch::kDouble).sum().item<double>(),
-                w.token_embedding.to(torch::kDouble).abs().sum().item<double>(),
-                w.final_norm.to(torch::kDouble).sum().item<double>());
-  return {{"name", loaded.name}, {"dim", c.dim}, {"hidden_dim", c.hidden_dim}, {"layers", c.n_layers},
-          {"heads", c.n_heads}, {"kv_heads", c.n_kv_heads}, {"vocab", c.vocab_size}, {"checksums", sums}};
-}
-
-struct Loaded {
-  models::LoadedModel model;
-  ModelContexts used;
-  bool fallback = false;
-};
-
-// The set's model, else its fallback when the model's files are missing.
-Loaded load_set_model(const ContextSetConfig& set, const std::string& path, const ProgressLog& log) {
-  try {
-    return {models::load_model(set.measured.model), set.measured, false};
-  } catch (const std::invalid_argument& e) {
-    throw std::runtime_error(path + ".model: " + e.what());
-  } catch (const std::runtime_error& e) {
-    if (!set.fallback) throw std::runtime_error(path + ".model: " + e.what());
-    log("context set " + set.name + ": model " + set.measured.model + " is not available (" + common::first_line(e) +
-        "); using the fallback " + set.fallback->model);
-  }
-  try {
-    return {models::load_model(set.fallback->model), *set.fallback, true};
-  } catch (const std::exception& e) {
-    throw std::runtime_error(path + ".fallback.model: " + e.what());
-  }
-}
-
-// levels.csv rows of one measured set: sums over its contexts.
-std::vector<nlohmann::json> measured_level_rows(const std::string& set, const std::string& model,
-                                                const std::vector<nlohmann::json>& results) {
-  std::vector<nlohmann::json> rows;
-  const auto& first = results.front().at("levels");
-  for (size_t l = 0; l < first.size(); ++l) {
-    double tokens = 0, bytes = 0, fp16 = 0, top1 = 0, ppl_ref = 0, ppl = 0, kl = 0, encode_s = 0, decode_s = 0;
-    for (const auto& r : results) {
-      const auto& m = r.at("levels").at(l);
-      for (const auto& chunk : r.at("profile").at("chunks")) tokens += chunk.at("tokens").get<double>();
-      bytes += m.at("bytes").get<double>();
-      fp16 += m.at("fp16_bytes").get<double>();
-      top1 += m.at("top1_agree").get<double>();
-      ppl_ref += m.at("ppl_ref").get<double>();
-      ppl += m.at("ppl").get<double>();
-      kl += m.at("kl_mean").get<double>();
-      encode_s += m.at("encode_s").get<double>();
-      decode_s += m.at("decode_s").get<double>();
-    }
-    const double n = static_cast<double>(results.size());
-    rows.push_back({{"context_set", set}, {"model", model}, {"level", first.at(l).at("level")},
-                    {"codec", first.at(l).at("codec")}, {"contexts", results.size()}, {"tokens", tokens},
-                    {"bytes", bytes / n}, {"bytes_per_token", bytes / tokens}, {"ratio_vs_fp16", fp16 / bytes},
-                    {"quality", top1 / n}, {"ppl_ref", ppl_ref / n}, {"ppl", ppl / n}, {"kl_mean", kl / n},
-                    {"encode_mb_per_s", fp16 / encode_s / 1e6}, {"decode_mb_per_s", fp16 / decode_s / 1e6}});
-  }
-  return rows;
-}
 
 // levels.csv rows of profiles that were not measured here (synthetic, files): sizes and quality only.
 std::vector<nlohmann::json> profile_level_rows(const std::string& set, const std::vector<sim::ContextProfile>& profiles,
@@ -110,57 +32,6 @@ std::vector<nlohmann::json> profile_level_rows(const std::string& set, const std
   return rows;
 }
 
-LoadedContextSet measure_set(const ExperimentConfig& config, const ContextSetConfig& set, const std::string& path,
-                             const profiling::ProfileCache& cache, const ProgressLog& log, double& fp16_bytes_per_token) {
-  Loaded loaded = load_set_model(set, path, log);
-  const ModelContexts& m = loaded.used;
-  std::vector<profiling::ContextTokens> contexts;
-  try {
-    contexts = profiling::text_contexts(loaded.model, m.dataset, m.count, m.tokens, m.continuation_tokens, m.stride_chars);
-  } catch (const std::exception& e) {
-    throw std::runtime_error(path + (loaded.fallback ? ".fallback" : "") + ": " + e.what());
-  }
-  const auto& c = loaded.model.model->config();
-  fp16_bytes_per_token = 2.0 * c.n_layers * c.kv_channels() * 2;
-  const nlohmann::json fingerprint = model_fingerprint(loaded.model);
-  LoadedContextSet out;
-  std::vector<nlohmann::json> results;
-  nlohmann::json keys = nlohmann::json::array();
-  for (const auto& context : contexts) {
-    const nlohmann::json inputs = {{"profiler_version", kProfilerVersion}, {"model", fingerprint},
-                                   {"context", context.name}, {"context_ids", ids_hash(context.context_ids)},
-                                   {"continuation_ids", ids_hash(context.continuation_ids)},
-                                   {"chunk_tokens", m.chunk_tokens}, {"codecs", config.codecs}, {"levels", config.levels}};
-    auto result = cache.load(inputs);
-    if (result) {
-      log("context " + set.name + "/" + context.name + ": profile from the cache (" + cache.path(profiling::ProfileCache::key(inputs)).string() + ")");
-    } else {
-      const auto start = std::chrono::steady_clock::now();
-      profiling::MeasuredContext measured;
-      try {
-        measured = profiling::profile_context(loaded.model, context, profiling::ProfilingOptions{m.chunk_tokens, config.codecs, config.levels});
-      } catch (const std::exception& e) {
-        throw std::runtime_error(path + ": " + context.name + ": " + e.what());
-      }
-      nlohmann::json levels = nlohmann::json::array();
-      for (const auto& level : measured.levels) levels.push_back(level.to_json());
-      result = nlohmann::json{{"profile", sim::to_json(measured.profile)}, {"levels", levels}};
-      cache.store(inputs, *result);
-      log("context " + set.name + "/" + context.name + ": profiled " + std::to_string(context.context_ids.size()) +
-          " tokens x " + std::to_string(measured.levels.size()) + " levels in " +
-          std::to_string(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()) + " s");
-    }
-    out.measured.push_back(sim::context_profile_from_json(result->at("profile"), cache.path(profiling::ProfileCache::key(inputs)).string()));
-    results.push_back(*result);
-    keys.push_back(profiling::ProfileCache::key(inputs));
-  }
-  out.level_rows = measured_level_rows(set.name, loaded.model.name, results);
-  out.provenance = {{"model_requested", set.measured.model}, {"model_used", loaded.model.name},
-                    {"fallback_used", loaded.fallback}, {"dataset", m.dataset}, {"tokens", m.tokens},
-                    {"chunk_tokens", m.chunk_tokens}, {"profile_cache_keys", keys}};
-  return out;
-}
-
 // Every profile of a set must offer the same levels (policies and levels.csv treat them alike).
 void check_same_levels(const std::vector<sim::ContextProfile>& profiles, const std::vector<std::string>& files,
                        const std::string& path) {
@@ -177,13 +48,21 @@ void check_same_levels(const std::vector<sim::ContextProfile>& profiles, const s
 }  // namespace
 
 std::vector<LoadedContextSet> load_context_sets(const ExperimentConfig& config, const std::string& where,
-                                                const std::filesystem::path& cache_dir, const ProgressLog& log) {
+                                                const std::filesystem::path& cache_dir,
+                                                const profiling::ModelContextMeasurer& measure_model,
+                                                const profiling::ProgressLog& log) {
   try {
     profiling::profile_levels(profiling::ProfilingOptions{1, config.codecs, config.levels});
   } catch (const std::invalid_argument& e) {
     throw std::runtime_error(where + ": $.codecs / $.levels: " + e.what());
   }
   const profiling::ProfileCache cache(cache_dir);
+  for (const auto& set : config.context_sets)
+    if (set.source == ContextSource::kModel && !measure_model)
+      throw std::runtime_error(where + ": " + set.json_path + ": context set \"" + set.name + "\" measures model " +
+                               set.measured.model + ", but this kvstream was built without LibTorch "
+                               "(-DWITH_TORCH=OFF): build it with LibTorch, or give profile files (\"source\": "
+                               "\"files\", e.g. the profiles/ of an earlier run)");
   std::vector<LoadedContextSet> sets;
   for (size_t i = 0; i < config.context_sets.size(); ++i) {
     const ContextSetConfig& set = config.context_sets[i];
@@ -191,9 +70,11 @@ std::vector<LoadedContextSet> load_context_sets(const ExperimentConfig& config, 
     LoadedContextSet loaded;
     std::optional<double> fp16_bytes_per_token;
     if (set.source == ContextSource::kModel) {
-      double bytes = 0;
-      loaded = measure_set(config, set, path, cache, log, bytes);
-      fp16_bytes_per_token = bytes;
+      auto measured = measure_model({set.name, path, set.measured, set.fallback, config.codecs, config.levels}, cache, log);
+      loaded.measured = std::move(measured.profiles);
+      loaded.level_rows = std::move(measured.level_rows);
+      loaded.provenance = std::move(measured.provenance);
+      fp16_bytes_per_token = measured.fp16_bytes_per_token;
     } else if (set.source == ContextSource::kSynthetic) {
       sim::SyntheticProfileSpec spec;
       spec.n_chunks = set.synthetic_chunks;

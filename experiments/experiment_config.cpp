@@ -5,7 +5,7 @@
 
 #include "codec/codec.h"
 #include "common/json_reader.h"
-#include "profiling/kv_scale.h"
+#include "models/architecture_table.h"
 #include "sim/policy.h"
 #include "traces/trace_readers.h"
 
@@ -19,8 +19,8 @@ const std::vector<std::string> kFigureKinds = {"size_quality", "ttft_vs_bandwidt
                                                "ttft_vs_load"};
 
 // A value that may be one item or a list of items: the list of items either way.
-std::vector<common::JsonNode> one_or_many(const common::JsonNode& node, bool may_be_empty = true) {
-  std::vector<common::JsonNode> items;
+std::vector<JsonNode> one_or_many(const JsonNode& node, bool may_be_empty = true) {
+  std::vector<JsonNode> items;
   if (!node.value().is_array()) {
     items.push_back(node);
     return items;
@@ -30,27 +30,27 @@ std::vector<common::JsonNode> one_or_many(const common::JsonNode& node, bool may
   return items;
 }
 
-std::vector<std::string> strings(const common::JsonNode& node) {
+std::vector<std::string> strings(const JsonNode& node) {
   std::vector<std::string> out;
   for (const auto& item : one_or_many(node)) out.push_back(item.string());
   return out;
 }
 
-std::string name_of(const common::JsonNode& node) {
+std::string name_of(const JsonNode& node) {
   const std::string name = node.string();
   static const std::regex allowed("[A-Za-z0-9._-]+");
   if (!std::regex_match(name, allowed)) node.fail("expected a name of letters, digits, '.', '_', '-', got \"" + name + "\"");
   return name;
 }
 
-int int_at_least(const common::JsonNode& node, int minimum) {
+int int_at_least(const JsonNode& node, int minimum) {
   const int64_t x = node.integer_at_least(minimum);
   if (x > 1'000'000'000) node.fail("expected an integer <= 1000000000");
   return static_cast<int>(x);
 }
 
 // The model fields of a context set (or of its fallback, whose missing fields keep `base`'s).
-ModelContexts model_contexts(const common::JsonNode& node, const ModelContexts& base, bool top_level) {
+ModelContexts model_contexts(const JsonNode& node, const ModelContexts& base, bool top_level) {
   ModelContexts m = base;
   if (top_level || node.has("model")) m.model = node.at("model").string();
   if (top_level || node.has("dataset")) m.dataset = node.at("dataset").string();
@@ -63,7 +63,7 @@ ModelContexts model_contexts(const common::JsonNode& node, const ModelContexts& 
 }
 
 // One entry of "contexts"; a list of "tokens" expands to one set per value, named <name>-T<tokens>.
-void parse_context_set(const common::JsonNode& node, std::vector<ContextSetConfig>& out) {
+void parse_context_set(const JsonNode& node, std::vector<ContextSetConfig>& out) {
   ContextSetConfig set;
   set.name = name_of(node.at("name"));
   set.json_path = node.path();
@@ -90,7 +90,7 @@ void parse_context_set(const common::JsonNode& node, std::vector<ContextSetConfi
                   "stride_chars", "fallback", "extrapolate"});
   set.measured = model_contexts(node, {}, true);
   if (node.has("extrapolate") && !node.at("extrapolate").value().is_null()) {
-    const common::JsonNode e = node.at("extrapolate");
+    const JsonNode e = node.at("extrapolate");
     e.only_keys({"chunks", "chunk_tokens"});
     set.extrapolate = Extrapolation{int_at_least(e.at("chunks"), 1), e.at("chunk_tokens").integer_at_least(1)};
   }
@@ -113,7 +113,7 @@ void parse_context_set(const common::JsonNode& node, std::vector<ContextSetConfi
   }
 }
 
-TraceSetConfig parse_trace_set(const common::JsonNode& node) {
+TraceSetConfig parse_trace_set(const JsonNode& node) {
   TraceSetConfig set;
   set.json_path = node.path();
   if (node.value().is_string()) {  // shorthand: one input, named after it
@@ -143,21 +143,15 @@ TraceSetConfig parse_trace_set(const common::JsonNode& node) {
   return set;
 }
 
-void check_policy(const common::JsonNode& node) {
-  const std::string text = node.string();
+void check_policy(const JsonNode& node) {
   try {
-    const auto spec = sim::PolicySpec::parse(text);
-    for (const auto& info : sim::policy_registry())
-      if (info.name == spec.name) return;
-  } catch (const std::exception& e) {
+    sim::parse_policy_spec(node.string());
+  } catch (const std::invalid_argument& e) {
     node.fail(e.what());
   }
-  std::string names;
-  for (const auto& info : sim::policy_registry()) names += (names.empty() ? "" : ", ") + info.name;
-  node.fail("unknown policy \"" + text + "\" (known: " + names + ")");
 }
 
-WorkloadConfig parse_workload(const common::JsonNode& node) {
+WorkloadConfig parse_workload(const JsonNode& node) {
   node.only_keys({"kind", "rate_per_s", "requests"});
   WorkloadConfig w;
   const std::string kind = node.at("kind").string();
@@ -175,7 +169,7 @@ WorkloadConfig parse_workload(const common::JsonNode& node) {
   return w;
 }
 
-SimOptionsConfig parse_sim_options(const common::JsonNode& node) {
+SimOptionsConfig parse_sim_options(const JsonNode& node) {
   node.only_keys({"pipelining", "shared_gpu", "artifact_timing", "query_tokens", "request_rtt_ms", "chunk_rtt_ms"});
   SimOptionsConfig s;
   if (node.has("pipelining")) s.pipelining = node.at("pipelining").boolean();
@@ -187,19 +181,21 @@ SimOptionsConfig parse_sim_options(const common::JsonNode& node) {
   return s;
 }
 
-std::optional<KvScaleConfig> parse_kv_scale(const common::JsonNode& node) {
+std::optional<KvScaleConfig> parse_kv_scale(const JsonNode& node) {
   if (node.value().is_null()) return std::nullopt;
   if (node.value().is_string()) {
     const std::string name = node.string();
-    const auto bytes = profiling::architecture_fp16_bytes_per_token(name);
-    if (!bytes) node.fail("unknown architecture \"" + name + "\" (known: " + profiling::architecture_names() + ")");
-    return KvScaleConfig{name, *bytes};
+    try {
+      return KvScaleConfig{name, models::architecture(name).fp16_kv_bytes_per_token()};
+    } catch (const std::invalid_argument& e) {
+      node.fail(e.what());
+    }
   }
   node.only_keys({"name", "fp16_bytes_per_token"});
   return KvScaleConfig{name_of(node.at("name")), node.at("fp16_bytes_per_token").number_at_least(1)};
 }
 
-std::optional<DecodeConfig> parse_decode(const common::JsonNode& node) {
+std::optional<DecodeConfig> parse_decode(const JsonNode& node) {
   if (node.value().is_null() || (node.value().is_string() && node.string() == "measured")) return std::nullopt;
   if (node.value().is_string() && node.string() == "hardware") return DecodeConfig{true, 0, ""};
   if (node.value().is_string()) node.fail("expected \"measured\", \"hardware\" or {\"fp16_bytes_per_s\", \"source\"}");
@@ -222,19 +218,19 @@ const char* to_string(ContextSource source) {
 }
 
 ExperimentConfig parse_experiment_config(const nlohmann::json& json, const std::string& where) {
-  const common::JsonNode root(json, where);
+  const JsonNode root(json, where);
   root.only_keys({"name", "description", "seed", "contexts", "codecs", "levels", "kv_scale", "decode", "traces",
                   "policies", "slo_s", "hardware", "workload", "sim", "repetitions", "figures"});
   ExperimentConfig c;
   c.name = name_of(root.at("name"));
   if (root.has("description")) c.description = root.at("description").string();
   if (root.has("seed")) {
-    const common::JsonNode seed = root.at("seed");
+    const JsonNode seed = root.at("seed");
     if (!seed.value().is_number_unsigned()) seed.fail("expected an integer in [0, 2^64), got " + seed.value().dump());
     c.seed = seed.value().get<uint64_t>();
   }
 
-  const common::JsonNode contexts = root.at("contexts");
+  const JsonNode contexts = root.at("contexts");
   if (contexts.size() == 0) contexts.fail("expected at least one context set");
   for (size_t i = 0; i < contexts.size(); ++i) parse_context_set(contexts.at(i), c.context_sets);
   for (size_t i = 0; i < c.context_sets.size(); ++i)
@@ -244,7 +240,7 @@ ExperimentConfig parse_experiment_config(const nlohmann::json& json, const std::
 
   if (root.has("codecs")) {
     c.codecs.clear();
-    for (const common::JsonNode& node : one_or_many(root.at("codecs"))) {
+    for (const JsonNode& node : one_or_many(root.at("codecs"))) {
       try {
         codec::make_codec(node.string());
       } catch (const std::invalid_argument& e) {
@@ -260,13 +256,13 @@ ExperimentConfig parse_experiment_config(const nlohmann::json& json, const std::
   if (root.has("decode")) c.decode = parse_decode(root.at("decode"));
 
   if (root.has("policies"))
-    for (const common::JsonNode& policy : one_or_many(root.at("policies"))) {
+    for (const JsonNode& policy : one_or_many(root.at("policies"))) {
       check_policy(policy);
       c.policies.push_back(policy.string());
     }
   const bool simulates = !c.policies.empty();  // a config without policies only profiles
   if (simulates || root.has("traces")) {
-    const common::JsonNode traces = root.at("traces");
+    const JsonNode traces = root.at("traces");
     if (traces.size() == 0 && simulates) traces.fail("expected at least one trace set");
     for (size_t i = 0; i < traces.size(); ++i) c.trace_sets.push_back(parse_trace_set(traces.at(i)));
     for (size_t i = 0; i < c.trace_sets.size(); ++i)

@@ -9,26 +9,20 @@
 #include <string>
 #include <vector>
 
+#include "profiling/model_contexts.h"
+
 namespace kvstream::experiments {
 
 // Where a context set's profiles come from.
 enum class ContextSource {
-  kModel,      // measured: prefill a real model on text windows, encode/decode every chunk (context_profiler.h)
+  kModel,      // measured: prefill a real model on text windows, encode/decode every chunk (profiling/model_contexts.h)
   kSynthetic,  // sim::synthetic_profile: Mistral-7B-shaped, the codec's measured ratios, no model run
   kFiles,      // context-profile JSON files (sim/README.md)
 };
 
-// The model-side fields of a measured context set; `fallback` replaces them when the model's files
-// are not found (e.g. SmolLM2 not fetched: stories260K on TinyStories).
-struct ModelContexts {
-  std::string model;       // catalog name or path (experiments/model_catalog.h)
-  std::string dataset;     // text file, data-resolved
-  int count = 1;           // contexts (text windows)
-  int tokens = 0;          // context tokens T
-  int64_t chunk_tokens = 0;
-  int continuation_tokens = 32;  // K real tokens after the context, for quality
-  int64_t stride_chars = 20000;  // window i starts at character stride_chars * i
-};
+// The model-side fields of a measured context set (profiling::ModelContexts); `fallback` replaces
+// them when the model's files are not found (e.g. SmolLM2 not fetched: stories260K on TinyStories).
+using profiling::ModelContexts;
 
 // A measured context's per-token costs laid out as a longer context: `chunks` chunks of
 // `chunk_tokens` tokens, each level at the bytes, encode and decode seconds per token and the quality

@@ -1,26 +1,21 @@
 #include "experiments/experiment_runner.h"
 
-#include <unistd.h>
-
 #include <atomic>
-#include <boost/version.hpp>
 #include <chrono>
-#include <ctime>
-#include <fstream>
+#include <map>
+#include <mutex>
 #include <ostream>
 #include <stdexcept>
 #include <thread>
-#include <zstd.h>
 
 #include "common/content_hash.h"
 #include "common/data_resolver.h"
 #include "common/error_text.h"
 #include "common/json_reader.h"
+#include "experiments/build_info.h"
 #include "experiments/context_sets.h"
-#include "experiments/figures.h"
 #include "experiments/progress.h"
 #include "experiments/run_log.h"
-#include "profiling/profile_cache.h"
 #include "profiling/shipped_profiles.h"
 #include "sim/policy.h"
 #include "sim/simulation.h"
@@ -33,23 +28,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  return text;
-}
-
-std::string command_output(const std::string& command) {
-  FILE* pipe = ::popen((command + " 2>/dev/null").c_str(), "r");
-  if (!pipe) return "";
-  std::string out;
-  char buffer[256];
-  while (size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, n);
-  ::pclose(pipe);
-  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-  return out;
-}
+// --- 1. Inputs ---------------------------------------------------------------------------------
 
 struct TraceSet {
   std::vector<std::shared_ptr<const traces::BandwidthTrace>> traces;
@@ -102,14 +81,38 @@ std::vector<TraceSet> load_trace_sets(const ExperimentConfig& config, const std:
   return sets;
 }
 
+struct HardwareInputs {
+  std::vector<sim::HardwareProfile> profiles;
+  nlohmann::json info = nlohmann::json::array();  // manifest.json's hardware_profiles
+};
+
+HardwareInputs load_hardware(const ExperimentConfig& config, const std::string& where, std::ostream& log) {
+  HardwareInputs hardware;
+  for (size_t h = 0; h < config.hardware.size(); ++h) {
+    try {
+      const profiling::HardwareProfileChoice choice = profiling::choose_hardware_profile(config.hardware[h]);
+      const sim::HardwareProfile& profile = hardware.profiles.emplace_back(sim::read_hardware_profile(choice.file));
+      hardware.info.push_back({{"name", config.hardware[h]}, {"file", choice.file}, {"device", profile.device},
+                               {"kind", profile.kind}, {"model", profile.model},
+                               {"replaces", choice.replaced.empty() ? nlohmann::json() : nlohmann::json(choice.replaced)}});
+      if (config.decode && config.decode->from_hardware && profile.decode)  // the throughputs behind every decode time
+        hardware.info.back()["decode"] = sim::to_json(*profile.decode);
+      if (!choice.replaced.empty())
+        log << "hardware " << config.hardware[h] << ": the measured profile " << choice.file << " (" << profile.device
+            << ") replaces " << choice.replaced << std::endl;
+    } catch (const std::exception& e) {
+      throw std::runtime_error(where + ": $.hardware[" + std::to_string(h) + "]: " + e.what());
+    }
+  }
+  return hardware;
+}
+
 // The simulator's knobs for one SLO of the config.
 sim::SimConfig sim_config(const ExperimentConfig& c, double slo_s) {
   sim::SimConfig sc;
   sc.slo_s = slo_s;
-  sc.pipelining = c.sim.pipelining && !c.sim.artifact_timing;
+  sc.pipelining = c.sim.pipelining;
   sc.overlap_decode_prefill = !c.sim.shared_gpu;
-  sc.decode_costs_time = !c.sim.artifact_timing;
-  if (c.sim.artifact_timing) sc.fixed_recompute_s = 0.2;  // the artifact's chunk_delay (CACHEGEN.md §11.2)
   if (c.decode) {
     sc.decode_time = c.decode->from_hardware ? sim::DecodeTime::kHardware : sim::DecodeTime::kThroughput;
     sc.decode_fp16_bytes_per_s = c.decode->fp16_bytes_per_s;
@@ -117,16 +120,7 @@ sim::SimConfig sim_config(const ExperimentConfig& c, double slo_s) {
   sc.query_tokens = c.sim.query_tokens;
   sc.request_rtt_s = c.sim.request_rtt_ms / 1e3;
   sc.chunk_rtt_s = c.sim.chunk_rtt_ms / 1e3;
-  return sc;
-}
-
-// Whether a policy spec may choose text (recompute) for a chunk.
-bool may_recompute(const std::string& policy) {
-  const auto spec = sim::PolicySpec::parse(policy);
-  if (spec.name == "text") return true;
-  const bool adaptive = spec.name == "cachegen" || spec.name == "cachegen-artifact" || spec.name == "mpc" ||
-                        spec.name == "oracle-dp";
-  return adaptive && spec.get("text", "1") != "0";
+  return c.sim.artifact_timing ? sim::with_artifact_timing(sc) : sc;
 }
 
 // What would fail in the middle of the runs, found before the first: every policy must be buildable
@@ -166,12 +160,58 @@ void check_runnable(const ExperimentConfig& config, const std::string& where, co
           }
         if (text_costed) continue;
         for (size_t p = 0; p < config.policies.size(); ++p)
-          if (may_recompute(config.policies[p]))
+          if (sim::may_recompute(config.policies[p]))
             throw std::runtime_error(where + ": $.policies[" + std::to_string(p) + "]: " + config.policies[p] +
                                      " may recompute text, but context " + profile.name + set +
                                      " has no recompute time: give a hardware profile ($.hardware), or text=0");
       }
     }
+  }
+}
+
+// Notes on what the results will and will not show.
+void warn_about_inputs(const ExperimentConfig& config, const std::vector<LoadedContextSet>& contexts,
+                       const std::vector<TraceSet>& trace_sets, const HardwareInputs& hardware, std::ostream& log) {
+  if (config.kv_scale && hardware.profiles.empty() && !config.policies.empty())
+    log << "warning: KV bytes are scaled to " << config.kv_scale->name << " but no hardware profile is given: text "
+        << "recompute costs the profiled model's measured time, not " << config.kv_scale->name << "'s" << std::endl;
+  for (size_t s = 0; s < contexts.size(); ++s)
+    if (contexts[s].provenance.contains("kv_scale"))
+      log << "context set " << config.context_sets[s].name << ": KV bytes and codec times scaled x"
+          << contexts[s].provenance["kv_scale"]["factor"].get<double>() << " to " << config.kv_scale->name << " ("
+          << config.kv_scale->fp16_bytes_per_token << " fp16 bytes/token); quality as measured" << std::endl;
+  if (config.repetitions > 1 && !config.workload.poisson)
+    for (const auto& set : trace_sets)
+      for (const auto& trace : set.traces)
+        if (trace->chunk_indexed()) {
+          log << "warning: repetitions of a single request on chunk-indexed traces (" << trace->name()
+              << ") are identical: their rates are per chunk, not per second" << std::endl;
+          return;
+        }
+}
+
+// A hash of the profiles as measured or read: what --resume and merge compare.
+std::string profiles_hash(const std::vector<LoadedContextSet>& contexts) {
+  std::string texts;
+  for (const auto& set : contexts)
+    for (const auto& profile : set.measured) texts += sim::to_json(profile).dump();
+  return common::content_hash(texts);
+}
+
+// --- 2. The grid ---------------------------------------------------------------------------------
+
+std::vector<RunSpec> expand(const ExperimentConfig& config, const std::string& where,
+                            const std::vector<LoadedContextSet>& contexts, const std::vector<TraceSet>& trace_sets) {
+  GridShape shape;
+  for (const auto& set : contexts) {
+    shape.contexts.emplace_back();
+    for (const auto& profile : set.measured) shape.contexts.back().push_back(profile.name);
+  }
+  for (const auto& set : trace_sets) shape.traces.push_back(set.names);
+  try {
+    return expand_grid(config, shape);
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(where + ": " + e.what());
   }
 }
 
@@ -249,10 +289,13 @@ void execute_all(const Inputs& in, const std::vector<const RunSpec*>& todo, int 
   if (failed) throw std::runtime_error(error);
 }
 
+// --- 3. The result directory ------------------------------------------------------------------------
+
 // What a session compares with the results already in its directory: the same resolved config
 // (read back through the parser, so defaults added by a newer build do not matter), shard and
 // profiles. Results of anything else are never mixed in; --overwrite replaces them instead.
-void check_out_dir(const fs::path& out, const nlohmann::json& resolved, const RunnerOptions& options) {
+void check_out_dir(const ResultDir& result, const nlohmann::json& resolved, const RunnerOptions& options) {
+  const fs::path& out = result.path();
   std::error_code ec;
   if (options.overwrite) return;  // --overwrite removes them once the inputs have loaded
   const bool has_runs = fs::exists(out / "runs.jsonl", ec) && fs::file_size(out / "runs.jsonl", ec) > 0;
@@ -277,7 +320,8 @@ void check_out_dir(const fs::path& out, const nlohmann::json& resolved, const Ru
                              ", not " + options.shard.to_string());
 }
 
-void check_profiles_match(const fs::path& out, const std::string& profiles_hash, const RunnerOptions& options) {
+void check_profiles_match(const ResultDir& result, const std::string& profiles_hash, const RunnerOptions& options) {
+  const fs::path& out = result.path();
   std::error_code ec;
   if (options.overwrite || !fs::exists(out / "runs.jsonl", ec) || fs::file_size(out / "runs.jsonl", ec) == 0) return;
   const auto manifest = common::read_json_file((out / "manifest.json").string());
@@ -287,126 +331,71 @@ void check_profiles_match(const fs::path& out, const std::string& profiles_hash,
                              "): a different or cleared --profile-cache? Resuming would mix measurements");
 }
 
-}  // namespace
-
-nlohmann::json build_and_host_info() {
-  char host[256] = "";
-  ::gethostname(host, sizeof host - 1);
-  std::string cpu;
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  for (std::string line; cpu.empty() && std::getline(cpuinfo, line);)
-    if (line.rfind("model name", 0) == 0) cpu = line.substr(line.find(':') + 2);
-  const std::string source = KVSTREAM_SOURCE_DIR;
-  std::string revision = command_output("git -C '" + source + "' rev-parse HEAD");
-  if (!revision.empty() && !command_output("git -C '" + source + "' status --porcelain --untracked-files=no").empty())
-    revision += "-dirty";
-  return {{"git_revision", revision.empty() ? "unknown (not a git checkout)" : revision},
-          {"compiler", __VERSION__},
-          {"libraries",
-           {{"libtorch", KVSTREAM_TORCH_VERSION},
-            {"boost", BOOST_LIB_VERSION},
-            {"zstd", ZSTD_versionString()},
-            {"nlohmann_json", std::to_string(NLOHMANN_JSON_VERSION_MAJOR) + "." +
-                                  std::to_string(NLOHMANN_JSON_VERSION_MINOR) + "." +
-                                  std::to_string(NLOHMANN_JSON_VERSION_PATCH)}}},
-          {"host", host},
-          {"cpu", cpu},
-          {"cores", std::thread::hardware_concurrency()}};
+// The files of the directory that do not depend on the runs: config.json, levels.csv, profiles/.
+void write_inputs(const ResultDir& result, const ExperimentConfig& config, const nlohmann::json& resolved,
+                  const std::vector<LoadedContextSet>& contexts, bool overwrite) {
+  if (overwrite)
+    for (const char* file : {"runs.jsonl", "summary.csv", "levels.csv", "manifest.json", "config.json", "profiles", "figures"})
+      fs::remove_all(result.file(file));
+  fs::create_directories(result.path());
+  result.write_json("config.json", resolved);
+  std::vector<nlohmann::json> level_rows;
+  for (size_t s = 0; s < contexts.size(); ++s) {
+    level_rows.insert(level_rows.end(), contexts[s].level_rows.begin(), contexts[s].level_rows.end());
+    const std::string folder = "profiles/" + config.context_sets[s].name;
+    fs::create_directories(result.file(folder));
+    for (const auto& profile : contexts[s].measured)
+      result.write_json(folder + "/" + profile.name + ".json", sim::to_json(profile));
+  }
+  write_levels_csv(result.file("levels.csv"), level_rows);
 }
+
+nlohmann::json manifest_of(const ExperimentConfig& config, const std::string& config_path, const RunnerOptions& options,
+                           const fs::path& cache_dir, const std::vector<LoadedContextSet>& contexts,
+                           const std::vector<TraceSet>& trace_sets, const HardwareInputs& hardware,
+                           const RunnerReport& report, const std::string& profiles_hash) {
+  nlohmann::json provenance = nlohmann::json::array();
+  for (const auto& set : contexts) provenance.push_back(set.provenance);
+  nlohmann::json traces_info = nlohmann::json::array();
+  for (size_t t = 0; t < trace_sets.size(); ++t)
+    traces_info.push_back({{"trace_set", config.trace_sets[t].name}, {"traces", trace_sets[t].names.size()},
+                           {"scale", config.trace_sets[t].scale}, {"inputs", config.trace_sets[t].inputs},
+                           {"fallback_used", trace_sets[t].fallback_used}});
+  return {{"format", "kvstream-results"}, {"version", 1}, {"name", config.name}, {"description", config.description},
+          {"config_file", config_path}, {"command", options.command_line}, {"seed", config.seed},
+          {"shard", options.shard.to_string()}, {"grid_runs", report.grid_runs}, {"shard_runs", report.shard_runs},
+          {"build", build_and_host_info()}, {"profile_cache", cache_dir.string()}, {"context_sets", provenance},
+          {"hardware_profiles", hardware.info}, {"trace_sets", traces_info}, {"profiles_hash", profiles_hash}};
+}
+
+}  // namespace
 
 RunnerReport run_experiment(const ExperimentConfig& config, const std::string& config_path, const RunnerOptions& options,
                             std::ostream& log) {
   const auto started = std::chrono::steady_clock::now();
   RunnerReport report;
   report.out_dir = options.out_dir.empty() ? fs::path("results") / config.name : options.out_dir;
-  const fs::path& out = report.out_dir;
+  const ResultDir result(report.out_dir);
   const nlohmann::json resolved = to_json(config);
-  check_out_dir(out, resolved, options);
+  check_out_dir(result, resolved, options);
 
   // 1. Inputs, all loaded and checked before anything is written: the cheap ones first.
   const auto trace_sets = load_trace_sets(config, config_path, log);
-  std::vector<sim::HardwareProfile> hardware;
-  nlohmann::json hardware_info = nlohmann::json::array();
-  for (size_t h = 0; h < config.hardware.size(); ++h) {
-    try {
-      const profiling::HardwareProfileChoice choice = profiling::choose_hardware_profile(config.hardware[h]);
-      hardware.push_back(sim::read_hardware_profile(choice.file));
-      hardware_info.push_back({{"name", config.hardware[h]}, {"file", choice.file}, {"device", hardware.back().device},
-                               {"kind", hardware.back().kind}, {"model", hardware.back().model},
-                               {"replaces", choice.replaced.empty() ? nlohmann::json() : nlohmann::json(choice.replaced)}});
-      if (!choice.replaced.empty())
-        log << "hardware " << config.hardware[h] << ": the measured profile " << choice.file << " (" << hardware.back().device
-            << ") replaces " << choice.replaced << std::endl;
-    } catch (const std::exception& e) {
-      throw std::runtime_error(config_path + ": $.hardware[" + std::to_string(h) + "]: " + e.what());
-    }
-  }
-  if (config.decode && config.decode->from_hardware)  // the throughputs behind every decode time (check_runnable checks them)
-    for (size_t h = 0; h < hardware.size(); ++h)
-      if (hardware[h].decode) hardware_info[h]["decode"] = sim::to_json(*hardware[h].decode);
+  const HardwareInputs hardware = load_hardware(config, config_path, log);
   const fs::path cache_dir = options.profile_cache.empty() ? profiling::ProfileCache::default_dir() : options.profile_cache;
-  const auto contexts = load_context_sets(config, config_path, cache_dir, [&](const std::string& line) { log << line << std::endl; });
-  check_runnable(config, config_path, contexts, hardware);
-  std::string profile_texts;
-  for (const auto& set : contexts)
-    for (const auto& profile : set.measured) profile_texts += sim::to_json(profile).dump();
-  const std::string profiles_hash = common::content_hash(profile_texts);
-  check_profiles_match(out, profiles_hash, options);
-  if (config.kv_scale && hardware.empty() && !config.policies.empty())
-    log << "warning: KV bytes are scaled to " << config.kv_scale->name << " but no hardware profile is given: text "
-        << "recompute costs the profiled model's measured time, not " << config.kv_scale->name << "'s" << std::endl;
-  if (config.repetitions > 1 && !config.workload.poisson)
-    for (const auto& set : trace_sets)
-      for (const auto& trace : set.traces)
-        if (trace->chunk_indexed()) {
-          log << "warning: repetitions of a single request on chunk-indexed traces (" << trace->name()
-              << ") are identical: their rates are per chunk, not per second" << std::endl;
-          break;
-        }
+  const auto contexts = load_context_sets(config, config_path, cache_dir, options.measure_model_contexts,
+                                          [&](const std::string& line) { log << line << std::endl; });
+  check_runnable(config, config_path, contexts, hardware.profiles);
+  const std::string hash = profiles_hash(contexts);
+  check_profiles_match(result, hash, options);
+  warn_about_inputs(config, contexts, trace_sets, hardware, log);
 
-  GridShape shape;
-  std::vector<nlohmann::json> level_rows;
-  nlohmann::json provenance = nlohmann::json::array();
-  for (size_t s = 0; s < contexts.size(); ++s) {
-    level_rows.insert(level_rows.end(), contexts[s].level_rows.begin(), contexts[s].level_rows.end());
-    provenance.push_back(contexts[s].provenance);
-    shape.contexts.emplace_back();
-    for (const auto& profile : contexts[s].measured) shape.contexts.back().push_back(profile.name);
-    if (contexts[s].provenance.contains("kv_scale"))
-      log << "context set " << config.context_sets[s].name << ": KV bytes and codec times scaled x"
-          << contexts[s].provenance["kv_scale"]["factor"].get<double>() << " to " << config.kv_scale->name << " ("
-          << config.kv_scale->fp16_bytes_per_token << " fp16 bytes/token); quality as measured" << std::endl;
-  }
-  nlohmann::json traces_info = nlohmann::json::array();
-  for (size_t t = 0; t < trace_sets.size(); ++t) {
-    shape.traces.push_back(trace_sets[t].names);
-    traces_info.push_back({{"trace_set", config.trace_sets[t].name}, {"traces", trace_sets[t].names.size()},
-                           {"scale", config.trace_sets[t].scale}, {"inputs", config.trace_sets[t].inputs},
-                           {"fallback_used", trace_sets[t].fallback_used}});
-  }
-  std::vector<RunSpec> grid;
-  try {
-    grid = expand_grid(config, shape);
-  } catch (const std::invalid_argument& e) {
-    throw std::runtime_error(config_path + ": " + e.what());
-  }
-
-  if (options.overwrite)
-    for (const char* file : {"runs.jsonl", "summary.csv", "levels.csv", "manifest.json", "config.json", "profiles", "figures"})
-      fs::remove_all(out / file);
-  fs::create_directories(out);
-  write_json_file(out / "config.json", resolved);
-  write_levels_csv(out / "levels.csv", level_rows);
-  for (size_t s = 0; s < contexts.size(); ++s) {
-    fs::create_directories(out / "profiles" / config.context_sets[s].name);
-    for (const auto& profile : contexts[s].measured)
-      write_json_file(out / "profiles" / config.context_sets[s].name / (profile.name + ".json"), sim::to_json(profile));
-  }
-
-  // 2. This shard's part of the grid, and what earlier sessions finished.
-  std::vector<nlohmann::json> lines = read_run_log(out / "runs.jsonl");
+  // 2. The grid, this shard's part of it, and what earlier sessions finished.
+  const std::vector<RunSpec> grid = expand(config, config_path, contexts, trace_sets);
+  write_inputs(result, config, resolved, contexts, options.overwrite);
+  const std::vector<nlohmann::json> done_lines = read_run_log(result.file("runs.jsonl"));
   std::map<std::string, bool> done;
-  for (const auto& line : lines) done[line.at("id").get<std::string>()] = true;
+  for (const auto& line : done_lines) done[line.at("id").get<std::string>()] = true;
   std::vector<const RunSpec*> todo;
   report.grid_runs = grid.size();
   for (const auto& run : grid) {
@@ -415,63 +404,47 @@ RunnerReport run_experiment(const ExperimentConfig& config, const std::string& c
     if (done.count(run.id)) ++report.resumed_runs;
     else todo.push_back(&run);
   }
-  if (report.resumed_runs != lines.size())
-    throw std::runtime_error((out / "runs.jsonl").string() + " holds runs that are not in this grid or shard");
+  if (report.resumed_runs != done_lines.size())
+    throw std::runtime_error(result.file("runs.jsonl").string() + " holds runs that are not in this grid or shard");
 
-  nlohmann::json manifest = {{"format", "kvstream-results"}, {"version", 1}, {"name", config.name},
-                             {"description", config.description}, {"config_file", config_path},
-                             {"command", options.command_line}, {"seed", config.seed},
-                             {"shard", options.shard.to_string()}, {"grid_runs", grid.size()},
-                             {"shard_runs", report.shard_runs}, {"build", build_and_host_info()},
-                             {"profile_cache", cache_dir.string()}, {"context_sets", provenance},
-                             {"hardware_profiles", hardware_info}, {"trace_sets", traces_info}};
-  manifest["profiles_hash"] = profiles_hash;
+  nlohmann::json manifest = manifest_of(config, config_path, options, cache_dir, contexts, trace_sets, hardware, report, hash);
   if (options.profiles_only) {  // a directory that already holds runs keeps its manifest
-    if (!lines.empty()) return report;
+    if (!done_lines.empty()) return report;
     manifest.update({{"state", "profiled"}, {"sessions", nlohmann::json::array()}});
-    write_json_file(out / "manifest.json", manifest);
+    result.write_json("manifest.json", manifest);
     return report;
   }
   std::error_code ec;
-  if (fs::exists(out / "manifest.json", ec) && options.resume)
-    manifest["sessions"] = common::read_json_file((out / "manifest.json").string()).value("sessions", nlohmann::json::array());
-  else
-    manifest["sessions"] = nlohmann::json::array();
+  manifest["sessions"] = fs::exists(result.file("manifest.json"), ec) && options.resume
+                             ? common::read_json_file(result.file("manifest.json").string()).value("sessions", nlohmann::json::array())
+                             : nlohmann::json::array();
   manifest["sessions"].push_back({{"started_at", utc_now()}, {"jobs", options.jobs}, {"resumed_runs", report.resumed_runs},
                                   {"host", manifest["build"]["host"]}});
   manifest["state"] = "running";  // until the last run: an interrupted session leaves it so
-  write_json_file(out / "manifest.json", manifest);
+  result.write_json("manifest.json", manifest);
 
   // 3. The runs.
   log << config.name << ": " << grid.size() << " runs in the grid, " << report.shard_runs << " in shard "
       << options.shard.to_string() << ", " << report.resumed_runs << " done before, " << todo.size() << " to run on "
       << options.jobs << " thread(s)" << std::endl;
   {
-    RunLog run_log(out / "runs.jsonl");
+    RunLog run_log(result.file("runs.jsonl"));
     Progress progress(report.shard_runs, report.resumed_runs, log, options.terminal);
-    const Inputs inputs{config, contexts, trace_sets, hardware};
+    const Inputs inputs{config, contexts, trace_sets, hardware.profiles};
     execute_all(inputs, todo, std::max(1, options.jobs), run_log, progress);
     progress.finish();
   }
   report.new_runs = todo.size();
 
   // 4. The tables, manifest and figures.
-  lines = read_run_log(out / "runs.jsonl");
-  write_run_log_sorted(out / "runs.jsonl", lines);
-  report.summary = summarize_runs(read_run_log(out / "runs.jsonl"));
-  write_summary_csv(out / "summary.csv", report.summary);
   auto& session = manifest["sessions"].back();
   session["finished_at"] = utc_now();
   session["new_runs"] = report.new_runs;
   session["wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   manifest["state"] = "complete";
-  manifest["runs"] = lines.size();
-  write_json_file(out / "manifest.json", manifest);
-  if (options.figures) {
-    std::string error;
-    report.figures_written = render_figures(out, error);
-    if (!report.figures_written) log << "warning: figures not drawn: " << error << std::endl;
-  }
+  const auto finished = result.finish(read_run_log(result.file("runs.jsonl")), std::move(manifest), options.figures, log);
+  report.summary = finished.summary;
+  report.figures_written = finished.figures_written;
   return report;
 }
 

@@ -1,9 +1,10 @@
-// `kvstream run`: an experiment config in, results/<name>/ out (experiments/SCHEMA.md "Results").
-//   1. profile the contexts (context_sets.h, cached), load traces and hardware profiles;
-//   2. expand the grid (experiment_grid.h), keep this shard's runs, skip the ones runs.jsonl holds;
+// `kvstream run`: an experiment config in, results/<name>/ out (experiments/SCHEMA.md §8).
+//   1. load the traces and hardware profiles, profile the contexts (experiments/context_sets.h,
+//      cached), and check that every run of the grid can run;
+//   2. expand the grid (experiments/experiment_grid.h), keep this shard's runs, skip the ones
+//      runs.jsonl holds;
 //   3. run the rest on `jobs` threads, appending each finished run to runs.jsonl;
-//   4. when every run of the shard is done: runs.jsonl sorted by run index, summary.csv, levels.csv,
-//      manifest.json, figures.
+//   4. when every run of the shard is done, finish the result directory (experiments/result_dir.h).
 // Interrupting it at any point loses at most the runs in flight; `resume` continues.
 #pragma once
 #include <filesystem>
@@ -13,7 +14,8 @@
 
 #include "experiments/experiment_config.h"
 #include "experiments/experiment_grid.h"
-#include "experiments/result_tables.h"
+#include "experiments/result_dir.h"
+#include "profiling/model_contexts.h"
 
 namespace kvstream::experiments {
 
@@ -28,6 +30,9 @@ struct RunnerOptions {
   bool figures = true;
   bool terminal = false;                // draw a progress bar instead of progress lines
   std::string command_line;             // for the manifest
+  // Measures context sets of source "model"; empty in a build without LibTorch, where such a set is
+  // an error saying so.
+  profiling::ModelContextMeasurer measure_model_contexts;
 };
 
 struct RunnerReport {
@@ -41,8 +46,5 @@ struct RunnerReport {
 // in out_dir from another config, and on existing results without `resume` or `overwrite`.
 RunnerReport run_experiment(const ExperimentConfig& config, const std::string& config_path, const RunnerOptions& options,
                             std::ostream& log);
-
-// The manifest's description of this build and machine: git revision, compiler, library versions, host.
-nlohmann::json build_and_host_info();
 
 }  // namespace kvstream::experiments

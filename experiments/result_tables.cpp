@@ -111,10 +111,6 @@ void write_summary_csv(const std::filesystem::path& path, const std::vector<Summ
   write_csv(path, kSummaryColumns, objects);
 }
 
-void write_json_file(const std::filesystem::path& path, const nlohmann::json& json) {
-  common::write_file_atomically(path, [&](std::ostream& out) { out << json.dump(1) << "\n"; });
-}
-
 void write_levels_csv(const std::filesystem::path& path, const std::vector<nlohmann::json>& rows) {
   write_csv(path, kLevelColumns, rows);
 }

@@ -29,8 +29,6 @@ extern const std::vector<std::string> kLevelColumns;
 void write_summary_csv(const std::filesystem::path& path, const std::vector<SummaryRow>& rows);
 // `rows`: objects keyed by kLevelColumns.
 void write_levels_csv(const std::filesystem::path& path, const std::vector<nlohmann::json>& rows);
-// A JSON file of the result directory (config.json, manifest.json, profiles), written atomically.
-void write_json_file(const std::filesystem::path& path, const nlohmann::json& json);
 // A fixed-width table for the terminal: policy, SLO, trace set, TTFT mean/p50/p95, violations, MB, quality.
 void print_summary_table(std::ostream& out, const std::vector<SummaryRow>& rows);
 

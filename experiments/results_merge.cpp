@@ -1,29 +1,18 @@
 #include "experiments/results_merge.h"
 
-#include <fstream>
 #include <map>
 #include <ostream>
-#include <sstream>
 #include <stdexcept>
 
 #include "common/atomic_file.h"
+#include "common/file_text.h"
 #include "common/json_reader.h"
-#include "experiments/figures.h"
+#include "experiments/result_dir.h"
 #include "experiments/run_log.h"
 
 namespace kvstream::experiments {
 
-namespace {
 namespace fs = std::filesystem;
-
-std::string file_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-}  // namespace
 
 MergeReport merge_results(const std::vector<fs::path>& dirs, const fs::path& out, bool figures, std::ostream& log) {
   if (dirs.empty()) throw std::invalid_argument("merge needs at least one result directory");
@@ -31,7 +20,7 @@ MergeReport merge_results(const std::vector<fs::path>& dirs, const fs::path& out
   if (fs::exists(out / "runs.jsonl", ec) && fs::file_size(out / "runs.jsonl", ec) > 0)
     throw std::runtime_error(out.string() + " already holds results; merge into a new directory");
   const nlohmann::json config = common::read_json_file((dirs.front() / "config.json").string());
-  const std::string levels = file_text(dirs.front() / "levels.csv");  // equal in every shard: same profiles_hash
+  const std::string levels = common::read_file_text(dirs.front() / "levels.csv");  // equal in every shard: same profiles_hash
   std::map<std::string, nlohmann::json> runs;       // id -> record
   std::map<std::string, std::string> found_in;      // id -> directory
   nlohmann::json merged_from = nlohmann::json::array();
@@ -78,27 +67,16 @@ MergeReport merge_results(const std::vector<fs::path>& dirs, const fs::path& out
   for (auto& entry : runs) lines.push_back(std::move(entry.second));
 
   fs::create_directories(out);
-  write_json_file(out / "config.json", config);
-  common::write_file_atomically(out / "levels.csv", [&](std::ostream& o) { o << levels; });
-  fs::copy(dirs.front() / "profiles", out / "profiles",
+  const ResultDir result(out);
+  result.write_json("config.json", config);
+  common::write_file_atomically(result.file("levels.csv"), [&](std::ostream& o) { o << levels; });
+  fs::copy(dirs.front() / "profiles", result.file("profiles"),
            fs::copy_options::recursive | fs::copy_options::overwrite_existing);
-  write_run_log_sorted(out / "runs.jsonl", lines);
-  MergeReport report;
-  report.runs = lines.size();
-  report.summary = summarize_runs(read_run_log(out / "runs.jsonl"));
-  write_summary_csv(out / "summary.csv", report.summary);
   manifest["shard"] = "0/1";
   manifest["shard_runs"] = grid_runs;
-  manifest["runs"] = lines.size();
   manifest["merged_from"] = merged_from;
   manifest.erase("sessions");
-  write_json_file(out / "manifest.json", manifest);
-  if (figures) {
-    std::string error;
-    report.figures_written = render_figures(out, error);
-    if (!report.figures_written) log << "warning: figures not drawn: " << error << std::endl;
-  }
-  return report;
+  return result.finish(std::move(lines), std::move(manifest), figures, log);
 }
 
 }  // namespace kvstream::experiments

@@ -6,15 +6,11 @@
 #include <iosfwd>
 #include <vector>
 
-#include "experiments/result_tables.h"
+#include "experiments/result_dir.h"
 
 namespace kvstream::experiments {
 
-struct MergeReport {
-  size_t runs = 0;
-  std::vector<SummaryRow> summary;
-  bool figures_written = false;
-};
+using MergeReport = ResultDir::Finished;
 
 // Throws when the directories hold different configs, an unfinished shard, conflicting copies of a
 // run, or do not cover the whole grid (naming what is missing), and when `out` already holds results.

@@ -4,17 +4,14 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
-#include <memory>
-#include <set>
-#include <sstream>
 #include <stdexcept>
 
 #include "codec/codec.h"
-#include "codec/offline_cdf.h"
 #include "common/data_resolver.h"
+#include "common/file_text.h"
+#include "eval/decoded_kv.h"
 #include "eval/kv_bridge.h"
-#include "eval/text_quality.h"
+#include "eval/metrics.h"
 
 namespace kvstream::profiling {
 namespace {
@@ -38,58 +35,6 @@ void check_lengths(const models::LoadedModel& m, int64_t context_tokens, int64_t
                                 std::to_string(max_seq - continuation_tokens) + " context tokens)");
 }
 
-// One profile level: the codec, its ladder level and the names it goes by.
-struct PlannedLevel {
-  sim::LevelInfo info;
-  eval::CodecLevel codec_level;
-  codec::DecodeContext decode_context;  // the offline CDF table of cachegen:cdf=offline,table=PATH
-};
-
-std::vector<PlannedLevel> plan_levels(const ProfilingOptions& o) {
-  if (o.chunk_tokens < 1) throw std::invalid_argument("chunk_tokens must be at least 1, got " + std::to_string(o.chunk_tokens));
-  if (o.codecs.empty()) throw std::invalid_argument("no codecs to profile");
-  std::vector<PlannedLevel> out;
-  std::set<std::string> names;
-  for (const auto& spec_text : o.codecs) {
-    const codec::CodecSpec spec = codec::CodecSpec::parse(spec_text);
-    const std::shared_ptr<const codec::Codec> probe = codec::make_codec(spec_text);  // throws for a bad spec
-    const std::vector<int> ladder = probe->levels();
-    const bool is_ladder = spec.name == "cachegen" || ladder.size() > 1;
-    codec::DecodeContext decode_context;
-    if (spec.name == "cachegen" && spec.options.count("table"))
-      decode_context.cdf_tables.push_back(
-          std::make_shared<const codec::OfflineCdfTable>(codec::OfflineCdfTable::load(spec.options.at("table"))));
-    const auto kept = eval::codec_levels({spec_text}, is_ladder ? o.levels : std::vector<int>{});
-    if (kept.empty()) {
-      std::string list;
-      for (int l : ladder) list += (list.empty() ? "" : ", ") + std::to_string(l);
-      throw std::invalid_argument("codec " + spec_text + " has none of the requested levels (its levels: " + list + ")");
-    }
-    for (const auto& cl : kept) {
-      PlannedLevel p;
-      p.info.name = is_ladder ? spec_text + ":" + std::to_string(cl.level) : spec_text;
-      p.info.codec = spec_text;
-      p.codec_level = cl;
-      p.decode_context = decode_context;
-      if (!names.insert(p.info.name).second)
-        throw std::invalid_argument("level name \"" + p.info.name + "\" occurs twice (codec specs must be distinct)");
-      out.push_back(std::move(p));
-    }
-  }
-  return out;
-}
-
-// Mean negative log-likelihood of `targets` under per-position log-probabilities [N, vocab].
-double mean_nll(const torch::Tensor& log_probs, const std::vector<int32_t>& targets) {
-  const auto t = torch::tensor(std::vector<int64_t>(targets.begin(), targets.end())).unsqueeze(1).to(log_probs.device());
-  return -log_probs.gather(1, t).mean().item<double>();
-}
-
-torch::Tensor next_token_log_probs(const models::LlamaModel& model, const std::vector<int32_t>& fed,
-                                   const models::KvState& kv) {
-  return torch::log_softmax(model.forward(fed, kv, nullptr), -1).to(torch::kFloat64);
-}
-
 }  // namespace
 
 nlohmann::json LevelMeasurement::to_json() const {
@@ -104,12 +49,7 @@ std::vector<ContextTokens> text_contexts(const models::LoadedModel& m, const std
   if (count < 1) throw std::invalid_argument("context count must be at least 1, got " + std::to_string(count));
   if (stride_chars < 1) throw std::invalid_argument("stride_chars must be at least 1, got " + std::to_string(stride_chars));
   check_lengths(m, context_tokens, continuation_tokens);
-  const std::filesystem::path path = common::resolve_input(text_path);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path.string());
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
+  const std::string text = common::read_file_text(common::resolve_input(text_path));
 
   const size_t needed = size_t(context_tokens) + size_t(continuation_tokens);
   const std::string stem = std::filesystem::path(text_path).stem().string();
@@ -146,12 +86,6 @@ std::vector<ContextTokens> text_contexts(const models::LoadedModel& m, const std
   return out;
 }
 
-std::vector<sim::LevelInfo> profile_levels(const ProfilingOptions& options) {
-  std::vector<sim::LevelInfo> out;
-  for (const auto& p : plan_levels(options)) out.push_back(p.info);
-  return out;
-}
-
 ChunkedPrefill chunked_prefill(const models::LlamaModel& model, const std::vector<int32_t>& ids, int64_t chunk_tokens) {
   if (chunk_tokens < 1) throw std::invalid_argument("chunk_tokens must be at least 1, got " + std::to_string(chunk_tokens));
   if (ids.empty()) throw std::invalid_argument("chunked_prefill: no tokens");
@@ -181,7 +115,7 @@ MeasuredContext profile_context(const models::LoadedModel& m, const ContextToken
   const auto& config = model.config();
 
   MeasuredContext out;
-  out.fp16_bytes_per_token = 2.0 * config.n_layers * config.kv_channels() * 2.0;
+  out.fp16_bytes_per_token = config.fp16_kv_bytes_per_token();
   auto& profile = out.profile;
   profile.name = context.name;
   profile.model = m.name;
@@ -205,10 +139,8 @@ MeasuredContext profile_context(const models::LoadedModel& m, const ContextToken
   const eval::ReferenceKv reference = eval::fp16_reference(model, prefill.kv);
   const std::vector<int32_t> fed(context.continuation_ids.begin(), context.continuation_ids.end() - 1);
   const std::vector<int32_t> targets(context.continuation_ids.begin() + 1, context.continuation_ids.end());
-  const torch::Tensor reference_log_probs = next_token_log_probs(model, fed, reference.state);
-  const torch::Tensor reference_probs = reference_log_probs.exp();
-  const torch::Tensor reference_top1 = reference_log_probs.argmax(-1);
-  const double ppl_ref = std::exp(mean_nll(reference_log_probs, targets));
+  const torch::Tensor reference_log_probs = eval::next_token_log_probs(model, fed, reference.state);
+  const double ppl_ref = std::exp(eval::mean_nll(reference_log_probs, targets));
 
   // 3. Per level: every chunk encoded and decoded on its own, then the decoded context scored.
   for (size_t l = 0; l < planned.size(); ++l) {
@@ -222,7 +154,7 @@ MeasuredContext profile_context(const models::LoadedModel& m, const ContextToken
     for (size_t c = 0; c < ranges.size(); ++c) {
       const auto view = reference.cache.chunk(ranges[c].first, ranges[c].second);
       auto start = Clock::now();
-      const std::vector<uint8_t> bits = p.codec_level.codec->encode(view, p.codec_level.level, view.t0());
+      const std::vector<uint8_t> bits = p.codec->encode(view, p.level, view.t0());
       const double encode_s = seconds_since(start);
       start = Clock::now();
       codec::DecodedChunk decoded = codec::decode_bitstream(bits, p.decode_context);
@@ -243,10 +175,11 @@ MeasuredContext profile_context(const models::LoadedModel& m, const ContextToken
     const models::KvState decoded_state =
         eval::to_kv_state(codec::KvCache::concat_tokens(decoded_chunks), config, model.device());
     decoded_chunks.clear();
-    const torch::Tensor log_probs = next_token_log_probs(model, fed, decoded_state);
-    measured.ppl = std::exp(mean_nll(log_probs, targets));
-    measured.kl_mean = (reference_probs * (reference_log_probs - log_probs)).sum(-1).mean().item<double>();
-    measured.top1_agree = (reference_top1 == log_probs.argmax(-1)).to(torch::kFloat64).mean().item<double>();
+    const auto scores =
+        eval::score_continuation(reference_log_probs, eval::next_token_log_probs(model, fed, decoded_state), targets);
+    measured.ppl = std::exp(scores.nll);
+    measured.kl_mean = scores.kl_mean;
+    measured.top1_agree = scores.top1_agree;
     // Whole-context quality, the same for every chunk (see the header).
     for (auto& chunk : profile.chunks) chunk.levels[l].quality = std::clamp(measured.top1_agree, 0.0, 1.0);
     out.levels.push_back(std::move(measured));

@@ -18,7 +18,7 @@
 //    excludes the copy back into torch tensors).
 //  - Quality. The decoded chunks of one level, concatenated along tokens, are the context's decoded
 //    KV at that level. The K continuation tokens are scored the `kvstream quality` way
-//    (experiments/quality.h): continuation_ids[0, K-1) are fed after the KV at positions T..T+K-2
+//    (eval/text_quality.h, eval/metrics.h): continuation_ids[0, K-1) are fed after the KV at positions T..T+K-2
 //    and their next-token distributions are compared with those after the reference KV:
 //      top1_agree  share of the K-1 positions whose argmax equals the reference's   (in [0, 1])
 //      ppl, ppl_ref perplexity of continuation_ids[1, K) after the decoded / reference KV
@@ -29,13 +29,7 @@
 //    chunks' qualities: an interpolation between measured whole-context levels, not a measurement
 //    of the mixed KV.
 //  - Text. A chunk's `text_bytes` is 4 bytes per token: token ids sent as uint32 on the wire.
-//  - Level names. A single-level codec (fp16, quant:bits=8, kivi:bits=2, zstd, ...) gives one level
-//    named by its spec exactly as written in ProfilingOptions::codecs (the simulator's `quant8`
-//    policy looks for "quant:bits=8"). A ladder codec (cachegen and its variants, e.g.
-//    "cachegen:delta") gives one level per ladder level, named "<spec>:<level>" ("cachegen:2",
-//    "cachegen:delta:2"); it keeps that naming even when the filter keeps one level. LevelInfo::codec
-//    is the spec as written, so a policy's ladder=<spec> picks that codec's levels. Names must be
-//    unique.
+//  - Levels and their names: profiling/level_plan.h.
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -44,6 +38,7 @@
 
 #include "models/llama_model.h"
 #include "models/model_catalog.h"
+#include "profiling/level_plan.h"
 #include "sim/context_profile.h"
 
 namespace kvstream::profiling {
@@ -67,13 +62,6 @@ struct ContextTokens {
 std::vector<ContextTokens> text_contexts(const models::LoadedModel& model, const std::string& text_path, int count,
                                          int context_tokens, int continuation_tokens, int64_t stride_chars);
 
-struct ProfilingOptions {
-  int64_t chunk_tokens = 256;
-  std::vector<std::string> codecs = {"cachegen"};  // codec specs (codec.h), in ladder order of the profile
-  // Ladder levels to keep for ladder codecs (cachegen); empty = all. Single-level codecs are always kept.
-  std::vector<int> levels;
-};
-
 // One profile level measured on the whole context (all chunks at that level): for reports
 // (levels.csv of the runner). bytes / fp16_bytes / encode_s / decode_s are sums over the chunks.
 struct LevelMeasurement {
@@ -95,10 +83,6 @@ struct MeasuredContext {
 // model's max_seq_len minus K, no codecs, an unknown or malformed codec spec, a levels filter that
 // leaves a ladder codec without levels, and duplicate level names.
 MeasuredContext profile_context(const models::LoadedModel& model, const ContextTokens& context, const ProfilingOptions& options);
-
-// The levels `options` describes, in profile order, with their names (the rules above), without
-// measuring anything: lets a caller validate a config early. Throws as profile_context does.
-std::vector<sim::LevelInfo> profile_levels(const ProfilingOptions& options);
 
 // Chunked prefill (the first bullet above): the KV of all of `ids` and the wall time of each chunk's
 // forward after its prefix.

@@ -7,23 +7,7 @@
 
 namespace kvstream::sim {
 
-namespace {
-
-// The N of a "<codec>:N" level name (N all digits, at most 9 of them), else std::nullopt.
-std::optional<int> ladder_suffix(const std::string& name, size_t colon) {
-  const std::string digits = name.substr(colon + 1);
-  if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos)
-    return std::nullopt;
-  return std::stoi(digits);
-}
-
-}  // namespace
-
-std::optional<int> LevelInfo::codec_level() const {
-  if (name == codec) return 1;
-  if (name.rfind(codec + ":", 0) != 0) return std::nullopt;  // not "<codec>:..."
-  return ladder_suffix(name, codec.size());
-}
+using common::JsonNode;
 
 int64_t ContextProfile::context_tokens() const {
   return chunks.empty() ? 0 : chunks.back().start_token + chunks.back().tokens;
@@ -39,28 +23,28 @@ int ContextProfile::level_index(const std::string& level_name) const {
 }
 
 ContextProfile context_profile_from_json(const nlohmann::json& json, const std::string& where) {
-  const common::JsonNode root(json, where);
+  const JsonNode root(json, where);
   ContextProfile profile;
   profile.name = root.has("name") ? root.at("name").string() : "";
   profile.model = root.has("model") ? root.at("model").string() : "";
   profile.chunk_tokens = root.at("chunk_tokens").integer_at_least(1);
   if (root.has("fp16_bytes_per_token")) profile.fp16_bytes_per_token = root.at("fp16_bytes_per_token").number_at_least(1);
 
-  const common::JsonNode levels = root.at("levels");
+  const JsonNode levels = root.at("levels");
   if (levels.size() == 0) levels.fail("expected at least one level");
   std::set<std::string> names;
   for (size_t i = 0; i < levels.size(); ++i) {
-    const common::JsonNode level = levels.at(i);
+    const JsonNode level = levels.at(i);
     LevelInfo info{level.at("name").string(), level.at("codec").string()};
     if (info.name.empty() || !names.insert(info.name).second) level.at("name").fail("expected a unique, non-empty name");
     profile.levels.push_back(std::move(info));
   }
 
-  const common::JsonNode chunks = root.at("chunks");
+  const JsonNode chunks = root.at("chunks");
   if (chunks.size() == 0) chunks.fail("expected at least one chunk");
   int64_t next_token = 0;
   for (size_t c = 0; c < chunks.size(); ++c) {
-    const common::JsonNode node = chunks.at(c);
+    const JsonNode node = chunks.at(c);
     ChunkProfile chunk;
     chunk.start_token = node.at("start_token").integer_at_least(0);
     if (chunk.start_token != next_token)
@@ -69,12 +53,12 @@ ContextProfile context_profile_from_json(const nlohmann::json& json, const std::
     next_token += chunk.tokens;
     chunk.text_bytes = node.at("text_bytes").number_at_least(0);
     if (node.has("recompute_s")) chunk.recompute_s = node.at("recompute_s").number_at_least(0);
-    const common::JsonNode costs = node.at("levels");
+    const JsonNode costs = node.at("levels");
     if (costs.size() != profile.levels.size())
       costs.fail("expected " + std::to_string(profile.levels.size()) + " entries (one per profile level), got " +
                  std::to_string(costs.size()));
     for (size_t l = 0; l < costs.size(); ++l) {
-      const common::JsonNode cost = costs.at(l);
+      const JsonNode cost = costs.at(l);
       chunk.levels.push_back({cost.at("bytes").number_at_least(0), cost.at("encode_s").number_at_least(0),
                               cost.at("decode_s").number_at_least(0), cost.at("quality").number_in(0, 1)});
     }
@@ -112,24 +96,20 @@ nlohmann::json to_json(const ContextProfile& profile) {
 }
 
 ContextProfile synthetic_profile(const SyntheticProfileSpec& spec) {
-  if (spec.level_names.size() != spec.bytes_per_token.size() || spec.level_names.size() != spec.quality.size())
-    throw std::invalid_argument("synthetic_profile: level_names, bytes_per_token and quality differ in length");
+  if (spec.levels.size() != spec.bytes_per_token.size() || spec.levels.size() != spec.quality.size())
+    throw std::invalid_argument("synthetic_profile: levels, bytes_per_token and quality differ in length");
   ContextProfile profile;
   profile.name = "synthetic";
   profile.model = "synthetic";
   profile.chunk_tokens = spec.chunk_tokens;
   profile.fp16_bytes_per_token = spec.fp16_bytes_per_token;
-  for (const auto& name : spec.level_names) {
-    const size_t colon = name.rfind(':');
-    const bool ladder_level = colon != std::string::npos && ladder_suffix(name, colon);
-    profile.levels.push_back({name, ladder_level ? name.substr(0, colon) : name});
-  }
+  for (const auto& level : spec.levels) profile.levels.push_back({level.format(), level.codec});
   for (int c = 0; c < spec.n_chunks; ++c) {
     ChunkProfile chunk;
     chunk.start_token = c * spec.chunk_tokens;
     chunk.tokens = spec.chunk_tokens;
     chunk.text_bytes = spec.text_bytes_per_token * static_cast<double>(spec.chunk_tokens);
-    for (size_t l = 0; l < spec.level_names.size(); ++l) {
+    for (size_t l = 0; l < spec.levels.size(); ++l) {
       const double bytes = spec.bytes_per_token[l] * static_cast<double>(spec.chunk_tokens);
       chunk.levels.push_back({bytes, bytes / spec.decode_bytes_per_s, bytes / spec.decode_bytes_per_s, spec.quality[l]});
     }

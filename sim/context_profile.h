@@ -13,18 +13,15 @@
 #include <string>
 #include <vector>
 
+#include "sim/level_name.h"
+
 namespace kvstream::sim {
 
 struct LevelInfo {
-  std::string name;   // unique within the profile, e.g. "cachegen:2", "quant:bits=8"
+  std::string name;   // unique within the profile, e.g. "cachegen:2", "quant:bits=8" (sim/level_name.h)
   // The codec spec the level belongs to, e.g. "cachegen", "cachegen:delta", "quant:bits=8";
   // policies pick ladders by it.
   std::string codec;
-
-  // The level's number within its codec, as codec-bench numbers it: N for a ladder codec's level
-  // named "<codec>:N" ("cachegen:2" of "cachegen"), 1 for a single-level codec's only level (name ==
-  // codec); std::nullopt for a name that follows neither rule.
-  std::optional<int> codec_level() const;
 };
 
 struct LevelCost {
@@ -69,13 +66,13 @@ nlohmann::json to_json(const ContextProfile& profile);
 // of fp16 KV per token) at the ratios the CacheGen codec measured on the real KV fixture (levels
 // 1-3: 4.51x, 3.47x, 3.01x smaller than fp16; quant:bits=8 1.886x), quality = the top-1 agreement
 // measured per level on stories260K (tests/golden/quality_stories260K.json), and an ASSUMED decoder
-// at 2 GB/s of compressed input (GPU decode is measured in issue 6). Level codecs follow the
-// profiler's naming ("cachegen:2" is level 2 of "cachegen", "quant:bits=8" its own codec). Not a
+// at 2 GB/s of compressed input. Levels are named as the profiler names them (sim/level_name.h). Not a
 // measurement of any one context: real profiles come from `kvstream run` (experiments).
 struct SyntheticProfileSpec {
   int n_chunks = 10;
   int64_t chunk_tokens = 1500;
-  std::vector<std::string> level_names = {"cachegen:1", "cachegen:2", "cachegen:3", "quant:bits=8"};
+  std::vector<LevelName> levels = {{"cachegen", 1, true}, {"cachegen", 2, true}, {"cachegen", 3, true},
+                                   {"quant:bits=8", 1, false}};
   std::vector<double> bytes_per_token = {131072 / 4.51, 131072 / 3.47, 131072 / 3.01, 131072 / 1.886};
   std::vector<double> quality = {0.750, 0.867, 0.948, 0.998};
   double decode_bytes_per_s = 2e9;

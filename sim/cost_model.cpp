@@ -10,16 +10,16 @@ namespace {
 // The hardware profile's measured throughput of `level`'s codec and level.
 double hardware_fp16_bytes_per_s(const LevelInfo& level, const HardwareProfile& hardware, const std::string& context) {
   const std::string what = "level \"" + level.name + "\" of context \"" + context + "\"";
-  const auto codec_level = level.codec_level();
-  if (!codec_level)
+  const auto name = LevelName::parse(level.name, level.codec);
+  if (!name)
     throw std::invalid_argument(what + ": its name is neither its codec \"" + level.codec + "\" nor \"" + level.codec +
                                 ":<level>\", so its decode throughput cannot be looked up");
-  if (const DecodeThroughput* found = hardware.decode->find(level.codec, *codec_level)) return found->fp16_bytes_per_s;
+  if (const DecodeThroughput* found = hardware.decode->find(level.codec, name->level)) return found->fp16_bytes_per_s;
   std::string measured;
   for (const auto& t : hardware.decode->throughputs)
     measured += (measured.empty() ? "" : ", ") + t.codec + " level " + std::to_string(t.level);
   throw std::invalid_argument("hardware profile \"" + hardware.device + "\" has no decode throughput for " + what +
-                              " (codec \"" + level.codec + "\", level " + std::to_string(*codec_level) +
+                              " (codec \"" + level.codec + "\", level " + std::to_string(name->level) +
                               "); its decode section (" + hardware.decode->device + ") has: " + measured +
                               ". Measure it: kvstream profile-decode --codecs " + level.codec + " --hardware ...");
 }

@@ -16,7 +16,8 @@ inline constexpr int kText = -1;
 
 // The decoder throughput in fp16 KV bytes/s of every level of `profile` (in level order) that
 // config.decode_time asks for: config.decode_fp16_bytes_per_s for every level (kThroughput), or the
-// hardware profile's measured throughput for the level's codec and codec_level() (kHardware). Empty
+// hardware profile's measured throughput for the level's codec and level number (kHardware; the
+// number comes from the level's name, sim/level_name.h). Empty
 // when decode times are the profile's decode_s (kProfile) or cost nothing (!decode_costs_time).
 // Throws std::invalid_argument when a throughput is needed but unknown: a rate <= 0, no hardware
 // profile or no decode section in it, a level without an entry (naming the level, its codec and

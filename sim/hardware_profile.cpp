@@ -4,23 +4,25 @@
 
 namespace kvstream::sim {
 
+using common::JsonNode;
+
 namespace {
 
-std::string non_empty_string(const common::JsonNode& node) {
+std::string non_empty_string(const JsonNode& node) {
   std::string text = node.string();
   if (text.empty()) node.fail("expected a non-empty string");
   return text;
 }
 
-DecodeThroughputs decode_throughputs(const common::JsonNode& node) {
+DecodeThroughputs decode_throughputs(const JsonNode& node) {
   node.only_keys({"source", "device", "throughputs"});
   DecodeThroughputs decode;
   decode.source = non_empty_string(node.at("source"));
   decode.device = non_empty_string(node.at("device"));
-  const common::JsonNode list = node.at("throughputs");
+  const JsonNode list = node.at("throughputs");
   if (list.size() == 0) list.fail("expected at least one throughput");
   for (size_t i = 0; i < list.size(); ++i) {
-    const common::JsonNode entry = list.at(i);
+    const JsonNode entry = list.at(i);
     entry.only_keys({"codec", "level", "fp16_bytes_per_s"});
     DecodeThroughput t;
     t.codec = non_empty_string(entry.at("codec"));
@@ -47,12 +49,12 @@ const DecodeThroughput* DecodeThroughputs::find(const std::string& codec, int le
 }
 
 HardwareProfile hardware_profile_from_json(const nlohmann::json& json, const std::string& where) {
-  const common::JsonNode root(json, where);
+  const JsonNode root(json, where);
   HardwareProfile profile;
   profile.device = root.at("device").string();
   profile.kind = root.at("kind").string();
   profile.model = root.has("model") ? root.at("model").string() : "";
-  const common::JsonNode fit = root.at("prefill_cost_model");
+  const JsonNode fit = root.at("prefill_cost_model");
   profile.prefill.a = fit.at("a").number_at_least(0);
   profile.prefill.b = fit.at("b").number_at_least(0);
   profile.prefill.c = fit.at("c").number_at_least(0);
@@ -67,7 +69,7 @@ HardwareProfile read_hardware_profile(const std::string& path) {
 
 DecodeThroughputs decode_throughputs_from_json(const nlohmann::json& json, const std::string& where,
                                                const std::string& path) {
-  return decode_throughputs(common::JsonNode(json, where, path));
+  return decode_throughputs(JsonNode(json, where, path));
 }
 
 nlohmann::json to_json(const DecodeThroughputs& decode) {

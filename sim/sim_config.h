@@ -32,4 +32,17 @@ struct SimConfig {
   double trace_offset_s = 0;           // trace time at simulated time 0
 };
 
+// The artifact's chunk_delay: what its adaptation charges for a text chunk, whatever its length.
+inline constexpr double kArtifactChunkDelay_s = 0.2;
+
+// The artifact's timing (CACHEGEN.md §11.2): no pipelining, decoding costs nothing, and a text chunk
+// costs kArtifactChunkDelay_s unless `config` fixes another recompute time. With it, the simulated
+// TTFT of the cachegen-artifact policy equals the artifact's sum (tests/sim/test_simulation.cpp).
+inline SimConfig with_artifact_timing(SimConfig config) {
+  config.pipelining = false;
+  config.decode_costs_time = false;
+  if (!config.fixed_recompute_s) config.fixed_recompute_s = kArtifactChunkDelay_s;
+  return config;
+}
+
 }  // namespace kvstream::sim

@@ -34,11 +34,11 @@ class CacheGenArtifact final : public Policy {
 };
 }  // namespace
 
-std::unique_ptr<Policy> make_cachegen_artifact(const PolicySpec& spec, const ContextProfile& profile) {
+std::unique_ptr<Policy> make_cachegen_artifact(const Spec& spec, const ContextProfile& profile) {
   spec.only({"ladder"});
   const double ratio = static_cast<double>(profile.context_tokens()) / static_cast<double>(profile.chunk_tokens);
   const double n_chunks = std::max(1.0, std::nearbyint(ratio));  // default rounding mode: half to even
-  return std::make_unique<CacheGenArtifact>(ladder_best_first(profile, spec.get("ladder", default_ladder(profile))),
+  return std::make_unique<CacheGenArtifact>(ladder_best_first(profile, spec.string("ladder", default_ladder(profile))),
                                             n_chunks);
 }
 

@@ -35,13 +35,13 @@ class CacheGen final : public Policy {
 };
 }  // namespace
 
-std::unique_ptr<Policy> make_cachegen(const PolicySpec& spec, const ContextProfile& profile) {
+std::unique_ptr<Policy> make_cachegen(const Spec& spec, const ContextProfile& profile) {
   spec.only({"estimator", "window", "alpha", "first", "ladder", "text"});
-  auto ladder = ladder_best_first(profile, spec.get("ladder", default_ladder(profile)));
-  const int first = spec.options.count("first") ? profile.level_index(spec.get("first", "")) : ladder[ladder.size() / 2];
-  auto estimator = make_estimator(spec.get("estimator", "last"), static_cast<int>(spec.get_number("window", 5)),
-                                  spec.get_number("alpha", 0.5));
-  return std::make_unique<CacheGen>(std::move(ladder), first, std::move(estimator), spec.get_number("text", 1) != 0);
+  auto ladder = ladder_best_first(profile, spec.string("ladder", default_ladder(profile)));
+  const int first = spec.has("first") ? profile.level_index(spec.string("first", "")) : ladder[ladder.size() / 2];
+  auto estimator = make_estimator(spec.string("estimator", "last"), static_cast<int>(spec.number("window", 5)),
+                                  spec.number("alpha", 0.5));
+  return std::make_unique<CacheGen>(std::move(ladder), first, std::move(estimator), text_allowed(spec));
 }
 
 }  // namespace kvstream::sim::policies

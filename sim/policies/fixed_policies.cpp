@@ -16,18 +16,18 @@ class Always final : public Policy {
 };
 }  // namespace
 
-std::unique_ptr<Policy> make_fixed(const PolicySpec& spec, const ContextProfile& profile) {
-  const std::string level = spec.get("level", "");
-  if (level.empty()) throw std::invalid_argument("policy \"" + spec.text + "\": expected fixed:<level name>");
+std::unique_ptr<Policy> make_fixed(const Spec& spec, const ContextProfile& profile) {
+  const std::string level = spec.string("level", "");
+  if (level.empty()) spec.fail("expected fixed:<level name>");
   return std::make_unique<Always>(profile.level_index(level));
 }
 
-std::unique_ptr<Policy> make_text(const PolicySpec& spec, const ContextProfile&) {
+std::unique_ptr<Policy> make_text(const Spec& spec, const ContextProfile&) {
   spec.only({});
   return std::make_unique<Always>(kText);
 }
 
-std::unique_ptr<Policy> make_quant8(const PolicySpec& spec, const ContextProfile& profile) {
+std::unique_ptr<Policy> make_quant8(const Spec& spec, const ContextProfile& profile) {
   spec.only({});
   for (const char* name : {"quant:bits=8", "quant8"})
     for (size_t l = 0; l < profile.levels.size(); ++l)

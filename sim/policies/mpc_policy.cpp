@@ -39,15 +39,6 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// An option that must be an integer >= 1.
-int positive_integer_option(const PolicySpec& spec, const std::string& key, int fallback) {
-  const double value = spec.get_number(key, fallback);
-  if (!(value >= 1) || value != std::floor(value) || value > 1e6)
-    throw std::invalid_argument("policy \"" + spec.text + "\": option " + key + " must be an integer >= 1, got " +
-                                spec.get(key, ""));
-  return static_cast<int>(value);
-}
-
 // One decision's search: the predicted model, the horizon and the best sequence so far.
 class Search {
  public:
@@ -179,24 +170,19 @@ class Mpc final : public Policy {
 
 }  // namespace
 
-std::unique_ptr<Policy> make_mpc(const PolicySpec& spec, const ContextProfile& profile) {
+std::unique_ptr<Policy> make_mpc(const Spec& spec, const ContextProfile& profile) {
   spec.only({"horizon", "estimator", "window", "alpha", "ladder", "text", "prior_gbps"});
-  const int horizon = positive_integer_option(spec, "horizon", 5);
-  const int window = positive_integer_option(spec, "window", 5);
-  const std::string text = spec.get("text", "1");
-  if (text != "0" && text != "1")
-    throw std::invalid_argument("policy \"" + spec.text + "\": option text expects 0 or 1, got \"" + text + "\"");
+  const int horizon = spec.integer("horizon", 5, 1, 1'000'000);
+  const int window = spec.integer("window", 5, 1, 1'000'000);
   std::optional<double> prior_bps;
-  if (spec.options.contains("prior_gbps")) {
-    const double gbps = spec.get_number("prior_gbps", 0);
-    if (!(gbps > 0) || !std::isfinite(gbps))
-      throw std::invalid_argument("policy \"" + spec.text + "\": option prior_gbps must be a number > 0, got " +
-                                  spec.get("prior_gbps", ""));
+  if (spec.has("prior_gbps")) {
+    const double gbps = spec.number("prior_gbps", 0);
+    if (!(gbps > 0)) spec.fail("option prior_gbps=" + spec.string("prior_gbps", "") + ": expected a number > 0");
     prior_bps = gbps * 1e9;
   }
-  return std::make_unique<Mpc>(ladder_best_first(profile, spec.get("ladder", default_ladder(profile))), text == "1",
+  return std::make_unique<Mpc>(ladder_best_first(profile, spec.string("ladder", default_ladder(profile))), text_allowed(spec),
                                static_cast<size_t>(horizon),
-                               make_estimator(spec.get("estimator", "robust"), window, spec.get_number("alpha", 0.5)),
+                               make_estimator(spec.string("estimator", "robust"), window, spec.number("alpha", 0.5)),
                                prior_bps);
 }
 

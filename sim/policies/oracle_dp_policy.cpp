@@ -97,14 +97,6 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// Which option of `spec` says whether text is allowed: "1" (default) or "0".
-bool text_allowed(const PolicySpec& spec) {
-  const std::string value = spec.get("text", "1");
-  if (value != "0" && value != "1")
-    throw std::invalid_argument("policy \"" + spec.text + "\": option text expects 0 or 1, got \"" + value + "\"");
-  return value == "1";
-}
-
 // One node of the DP: a Timeline after some prefix of the plan, and how it was reached.
 struct Node {
   Timeline state;
@@ -621,9 +613,9 @@ class OracleDp final : public Policy {
 
 }  // namespace
 
-std::unique_ptr<Policy> make_oracle_dp(const PolicySpec& spec, const ContextProfile& profile) {
+std::unique_ptr<Policy> make_oracle_dp(const Spec& spec, const ContextProfile& profile) {
   spec.only({"ladder", "text"});
-  std::vector<int> choices = ladder_best_first(profile, spec.get("ladder", default_ladder(profile)));
+  std::vector<int> choices = ladder_best_first(profile, spec.string("ladder", default_ladder(profile)));
   if (text_allowed(spec)) choices.push_back(kText);
   return std::make_unique<OracleDp>(std::move(choices));
 }

@@ -30,12 +30,12 @@ struct PlanScore {
   }
 };
 
-std::unique_ptr<Policy> make_fixed(const PolicySpec& spec, const ContextProfile& profile);
-std::unique_ptr<Policy> make_text(const PolicySpec& spec, const ContextProfile& profile);
-std::unique_ptr<Policy> make_quant8(const PolicySpec& spec, const ContextProfile& profile);
-std::unique_ptr<Policy> make_cachegen_artifact(const PolicySpec& spec, const ContextProfile& profile);
-std::unique_ptr<Policy> make_cachegen(const PolicySpec& spec, const ContextProfile& profile);
-std::unique_ptr<Policy> make_mpc(const PolicySpec& spec, const ContextProfile& profile);
-std::unique_ptr<Policy> make_oracle_dp(const PolicySpec& spec, const ContextProfile& profile);
+std::unique_ptr<Policy> make_fixed(const Spec& spec, const ContextProfile& profile);
+std::unique_ptr<Policy> make_text(const Spec& spec, const ContextProfile& profile);
+std::unique_ptr<Policy> make_quant8(const Spec& spec, const ContextProfile& profile);
+std::unique_ptr<Policy> make_cachegen_artifact(const Spec& spec, const ContextProfile& profile);
+std::unique_ptr<Policy> make_cachegen(const Spec& spec, const ContextProfile& profile);
+std::unique_ptr<Policy> make_mpc(const Spec& spec, const ContextProfile& profile);
+std::unique_ptr<Policy> make_oracle_dp(const Spec& spec, const ContextProfile& profile);
 
 }  // namespace kvstream::sim::policies

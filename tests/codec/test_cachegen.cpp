@@ -183,8 +183,8 @@ std::vector<uint8_t> check_round_trip(const Codec& codec, const KvChunkView& vie
       }
     }
   }
-  expect_format_sizes(bytes, spec, CodecSpec::parse(codec.spec()).int_option("sub", 256, 1, 256), mode,
-                      CodecSpec::parse(codec.spec()).string_option("cdf", "chunk") == "offline");
+  const CacheGenOptions options = cachegen_options(parse_codec_spec(codec.spec()));
+  expect_format_sizes(bytes, spec, options.sub_tokens, mode, options.offline_cdf);
   return bytes;
 }
 

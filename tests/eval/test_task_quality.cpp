@@ -15,6 +15,7 @@
 #include "common/data_resolver.h"
 #include "eval/task_metrics.h"
 #include "eval/task_quality.h"
+#include "eval/decoded_kv.h"
 #include "eval/text_quality.h"
 #include "tests/test_support.h"
 

@@ -5,6 +5,7 @@
 #include "common/json_reader.h"
 #include "experiments/experiment_config.h"
 #include "experiments/experiment_grid.h"
+#include "models/architecture_table.h"
 #include "profiling/kv_scale.h"
 
 namespace kvstream::experiments {
@@ -66,7 +67,7 @@ TEST(ExperimentConfig, ErrorsNameTheJsonPath) {
       {[](auto& j) { j["workload"] = {{"kind", "poisson"}, {"rate_per_s", {1, -1}}, {"requests", 10}}; },
        "c.json: $.workload.rate_per_s[1]: expected a rate > 0 requests/s"},
       {[](auto& j) { j["workload"] = {{"kind", "poisson"}, {"rate_per_s", 1}}; }, "c.json: $.workload: missing key \"requests\""},
-      {[](auto& j) { j["kv_scale"] = "gpt-5"; }, "c.json: $.kv_scale: unknown architecture \"gpt-5\" (known: mistral-7b"},
+      {[](auto& j) { j["kv_scale"] = "gpt-5"; }, "c.json: $.kv_scale: unknown architecture \"gpt-5\" (known: stories260K, smollm2-135m, mistral-7b"},
       {[](auto& j) { j["decode"] = {{"fp16_bytes_per_s", 5e9}}; }, "c.json: $.decode: missing key \"source\""},
       {[](auto& j) { j["figures"] = {"pie"}; }, "c.json: $.figures[0]: unknown figure \"pie\""},
       {[](auto& j) { j["contexts"][0]["model"] = "smollm2"; }, "c.json: $.contexts[0]: unknown key \"model\""},
@@ -107,7 +108,7 @@ TEST(ExperimentConfig, TokenListsExpandAndTheResolvedFormReadsBack) {
                            {"tokens", {1024, 2048}}, {"chunk_tokens", 256},
                            {"fallback", {{"model", "stories260K"}, {"chunk_tokens", 128}}},
                            {"extrapolate", {{"chunks", 10}, {"chunk_tokens", 1500}}}});
-  j["kv_scale"] = "llama-70b";
+  j["kv_scale"] = "llama-2-70b";
   j["hardware"] = "a40_mistral-7b";
   j["workload"] = {{"kind", "poisson"}, {"rate_per_s", {0.5, 1}}, {"requests", 20}};
   const auto c = parse_experiment_config(j, "c.json");
@@ -168,9 +169,10 @@ TEST(ExperimentGrid, OrderIdsAndShards) {
 }
 
 TEST(KvScale, ArchitecturesAndScaling) {
-  EXPECT_EQ(*profiling::architecture_fp16_bytes_per_token("mistral-7b"), 131072);
-  EXPECT_EQ(*profiling::architecture_fp16_bytes_per_token("llama-70b"), 327680);
-  EXPECT_FALSE(profiling::architecture_fp16_bytes_per_token("nope"));
+  EXPECT_EQ(models::architecture("mistral-7b").fp16_kv_bytes_per_token(), 131072);
+  EXPECT_EQ(models::architecture("codellama-34b").fp16_kv_bytes_per_token(), 196608);
+  EXPECT_EQ(models::architecture("llama-2-70b").fp16_kv_bytes_per_token(), 327680);
+  EXPECT_EQ(models::architecture("longchat-7b").fp16_kv_bytes_per_token(), 524288);
   const auto profile = sim::synthetic_profile({});
   const auto scaled = profiling::scale_kv(profile, 2.5);
   EXPECT_DOUBLE_EQ(scaled.chunks[3].levels[1].bytes, 2.5 * profile.chunks[3].levels[1].bytes);

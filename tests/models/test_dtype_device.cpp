@@ -3,7 +3,8 @@
 // and refuses a CUDA device it cannot see.
 #include <gtest/gtest.h>
 
-#include "models/architectures.h"
+#include "models/architecture_table.h"
+#include "models/random_model.h"
 #include "models/device_query.h"
 
 namespace kvstream::models {

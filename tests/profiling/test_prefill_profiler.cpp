@@ -4,7 +4,8 @@
 // tool (on the CPU here) write profiles the simulator reads.
 #include <gtest/gtest.h>
 
-#include "models/architectures.h"
+#include "models/architecture_table.h"
+#include "models/random_model.h"
 #include "models/model_catalog.h"
 #include "profiling/prefill_profiler.h"
 #include "sim/hardware_profile.h"

@@ -94,20 +94,31 @@ TEST(DecodeThroughputs, BadSectionsNameTheJsonPath) {
   }
 }
 
-TEST(DecodeThroughputs, LevelsKnowTheirCodecLevel) {
-  EXPECT_EQ((LevelInfo{"cachegen:2", "cachegen"}.codec_level()), 2);
-  EXPECT_EQ((LevelInfo{"cachegen:delta=10:3", "cachegen:delta=10"}.codec_level()), 3);
-  EXPECT_EQ((LevelInfo{"quant:bits=8", "quant:bits=8"}.codec_level()), 1);
-  EXPECT_EQ((LevelInfo{"cachegen:x", "cachegen"}.codec_level()), std::nullopt);
-  EXPECT_EQ((LevelInfo{"cachegen:", "cachegen"}.codec_level()), std::nullopt);
-  EXPECT_EQ((LevelInfo{"quant:bits=8", "quant"}.codec_level()), std::nullopt);
+TEST(DecodeThroughputs, LevelNamesGiveBackTheirCodecAndLevel) {
+  auto level_of = [](const std::string& name, const std::string& codec) {
+    const auto parsed = LevelName::parse(name, codec);
+    return parsed ? std::optional<int>(parsed->level) : std::nullopt;
+  };
+  EXPECT_EQ(level_of("cachegen:2", "cachegen"), 2);
+  EXPECT_EQ(level_of("cachegen:delta=10:3", "cachegen:delta=10"), 3);
+  EXPECT_EQ(level_of("quant:bits=8", "quant:bits=8"), 1);
+  EXPECT_EQ(level_of("cachegen:x", "cachegen"), std::nullopt);
+  EXPECT_EQ(level_of("cachegen:", "cachegen"), std::nullopt);
+  EXPECT_EQ(level_of("quant:bits=8", "quant"), std::nullopt);
+  for (const LevelName name : {LevelName{"cachegen:delta=10", 3, true}, LevelName{"quant:bits=8", 1, false},
+                               LevelName{"cachegen", 1, true}}) {
+    const auto back = LevelName::parse(name.format(), name.codec);
+    ASSERT_TRUE(back) << name.format();
+    EXPECT_EQ(back->level, name.level);
+    EXPECT_EQ(back->ladder, name.ladder);
+  }
   // The synthetic profile names its levels the profiler's way.
   const ContextProfile synthetic = synthetic_profile({});
   ASSERT_EQ(synthetic.levels.size(), 4u);
+  EXPECT_EQ(synthetic.levels[1].name, "cachegen:2");
   EXPECT_EQ(synthetic.levels[1].codec, "cachegen");
-  EXPECT_EQ(synthetic.levels[1].codec_level(), 2);
+  EXPECT_EQ(synthetic.levels[3].name, "quant:bits=8");
   EXPECT_EQ(synthetic.levels[3].codec, "quant:bits=8");
-  EXPECT_EQ(synthetic.levels[3].codec_level(), 1);
   EXPECT_EQ(synthetic.fp16_bytes_per_token, 131072);
 }
 

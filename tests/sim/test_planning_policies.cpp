@@ -237,7 +237,7 @@ TEST(OracleDp, NeverWorseThanAnyOtherPolicy) {
     if (seed % 2 == 0) {  // longer requests: a synthetic profile on a two-state Markov link
       in.profile = synthetic_profile({.n_chunks = 10,
                                       .chunk_tokens = 500,
-                                      .level_names = {"cachegen:1", "cachegen:2", "cachegen:3"},
+                                      .levels = {{"cachegen", 1, true}, {"cachegen", 2, true}, {"cachegen", 3, true}},
                                       .bytes_per_token = {1e3, 2e3, 4e3},
                                       .quality = {0.9, 0.95, 0.99},
                                       .decode_bytes_per_s = 5e9,
@@ -412,18 +412,19 @@ TEST(Mpc, BranchAndBoundDecidesAsFullEnumeration) {
 TEST(PlanningPolicies, BadOptionsAreClearErrors) {
   const ContextProfile profile = test::hand_profile(2, 100, {1e6}, {0.001}, {0.9});
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"mpc:horizon=0", "horizon must be an integer >= 1"},
-      {"mpc:horizon=2.5", "horizon must be an integer >= 1"},
-      {"mpc:horizon=x", "horizon expects a number"},
-      {"mpc:window=0", "window must be an integer >= 1"},
+      {"mpc:horizon=0", "option horizon=0: expected an integer in [1, 1000000]"},
+      {"mpc:horizon=2.5", "option horizon=2.5: expected an integer"},
+      {"mpc:horizon=x", "option horizon=x: expected an integer"},
+      {"mpc:window=0", "option window=0: expected an integer in [1, 1000000]"},
       {"mpc:depth=3", "unknown option \"depth\""},
-      {"mpc:text=2", "text expects 0 or 1"},
-      {"mpc:prior_gbps=0", "prior_gbps must be a number > 0"},
+      {"mpc:text=2", "option text=2: expected 0 or 1"},
+      {"mpc:prior_gbps=0", "option prior_gbps=0: expected a number > 0"},
       {"mpc:estimator=oracle", "unknown throughput estimator"},
       {"mpc:alpha=2", "alpha must be in (0, 1]"},
       {"mpc:ladder=quant", "no levels of codec \"quant\""},
       {"oracle-dp:horizon=3", "unknown option \"horizon\""},
-      {"oracle-dp:text=yes", "text expects 0 or 1"},
+      {"oracle-dp:text=yes", "option text=yes: expected 0 or 1"},
+      {"cachegen:text=2", "option text=2: expected 0 or 1"},
       {"oracle-dp:ladder=quant", "no levels of codec \"quant\""},
   };
   for (const auto& [spec, message] : cases) {

@@ -14,7 +14,8 @@
 #include <vector>
 
 #include "common/atomic_file.h"
-#include "models/architectures.h"
+#include "models/architecture_table.h"
+#include "models/random_model.h"
 #include "models/device_query.h"
 #include "profiling/prefill_profiler.h"
 

@@ -1,17 +1,11 @@
-// Named Llama-family architectures (shapes only) for timing runs with random weights: prefill time
-// does not depend on weight values. Sources: the models' published config.json files.
+// A Llama model of a given shape (e.g. a named architecture, models/architecture_table.h) with random
+// weights, for timing runs: prefill time does not depend on weight values.
 #pragma once
 #include <cstdint>
-#include <string>
-#include <vector>
 
 #include "models/llama_model.h"
 
 namespace kvstream::models {
-
-// Throws std::invalid_argument for an unknown name, listing the known ones.
-LlamaConfig architecture(const std::string& name);
-std::vector<std::string> architecture_names();
 
 // Random weights (normal, std 0.02; norms 1) for `config`, keeping only the first `layers` layers
 // when 0 < layers < config.n_layers (the config then says so in n_layers). The weights are created

@@ -1,0 +1,113 @@
+#include "common/spec.h"
+
+#include <cmath>
+#include <stdexcept>
+
+namespace kvstream::common {
+
+Spec Spec::parse(const std::string& text, const std::string& kind) {
+  Spec spec;
+  spec.kind_ = kind;
+  spec.text_ = text;
+  const size_t colon = text.find(':');
+  spec.name_ = text.substr(0, colon);
+  if (spec.name_.empty()) spec.fail("missing the name before ':'");
+  if (colon == std::string::npos) return spec;
+  const std::string rest = text.substr(colon + 1);
+  for (size_t begin = 0; begin <= rest.size();) {
+    const size_t end = std::min(rest.find(',', begin), rest.size());
+    const std::string item = rest.substr(begin, end - begin);
+    const size_t eq = item.find('=');
+    const std::string key = item.substr(0, eq);
+    if (item.empty()) spec.fail("empty option");
+    if (key.empty()) spec.fail("option \"" + item + "\" has no name");
+    if (spec.has(key)) spec.fail("option " + key + " is given twice");
+    spec.options_[key] = eq == std::string::npos ? "" : item.substr(eq + 1);
+    begin = end + 1;
+  }
+  return spec;
+}
+
+Spec Spec::parse_argument(const std::string& text, const std::string& kind, const std::string& key) {
+  Spec spec;
+  spec.kind_ = kind;
+  spec.text_ = text;
+  const size_t colon = text.find(':');
+  spec.name_ = text.substr(0, colon);
+  if (spec.name_.empty()) spec.fail("missing the name before ':'");
+  if (colon != std::string::npos) spec.options_[key] = text.substr(colon + 1);
+  return spec;
+}
+
+std::string Spec::canonical() const {
+  std::string out = name_;
+  char separator = ':';
+  for (const auto& [key, value] : options_) {
+    out += separator + key + (value.empty() ? "" : "=" + value);
+    separator = ',';
+  }
+  return out;
+}
+
+std::string Spec::string(const std::string& key, const std::string& fallback) const {
+  const auto it = options_.find(key);
+  return it == options_.end() ? fallback : it->second;
+}
+
+double Spec::number(const std::string& key, double fallback) const {
+  const auto it = options_.find(key);
+  if (it == options_.end()) return fallback;
+  size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(it->second, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != it->second.size() || !std::isfinite(value)) fail_option(key, "a number");
+  return value;
+}
+
+int Spec::integer(const std::string& key, int fallback, int lo, int hi) const {
+  const auto it = options_.find(key);
+  if (it == options_.end()) return fallback;
+  const std::string expected = "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+  size_t used = 0;
+  long long value = 0;
+  try {
+    value = std::stoll(it->second, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != it->second.size() || value < lo || value > hi) fail_option(key, expected);
+  return static_cast<int>(value);
+}
+
+bool Spec::boolean(const std::string& key, bool fallback) const {
+  const auto it = options_.find(key);
+  if (it == options_.end()) return fallback;
+  if (it->second != "0" && it->second != "1") fail_option(key, "0 or 1");
+  return it->second == "1";
+}
+
+void Spec::only(const std::vector<std::string>& known) const {
+  for (const auto& [key, value] : options_) {
+    bool found = false;
+    std::string list;
+    for (const auto& k : known) {
+      found = found || k == key;
+      list += (list.empty() ? "" : ", ") + k;
+    }
+    if (!found) fail("unknown option \"" + key + "\" (options of " + name_ + ": " + (list.empty() ? "none" : list) + ")");
+  }
+}
+
+void Spec::fail(const std::string& message) const {
+  throw std::invalid_argument(kind_ + " \"" + text_ + "\": " + message);
+}
+
+void Spec::fail_option(const std::string& key, const std::string& expected) const {
+  fail("option " + key + "=" + options_.at(key) + ": expected " + expected);
+}
+
+}  // namespace kvstream::common

@@ -1,0 +1,63 @@
+#include "experiments/build_info.h"
+
+#include <unistd.h>
+
+#include <boost/version.hpp>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <thread>
+#include <zstd.h>
+
+namespace kvstream::experiments {
+
+namespace {
+
+std::string command_output(const std::string& command) {
+  FILE* pipe = ::popen((command + " 2>/dev/null").c_str(), "r");
+  if (!pipe) return "";
+  std::string out;
+  char buffer[256];
+  while (size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, n);
+  ::pclose(pipe);
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+}  // namespace
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return text;
+}
+
+std::string utc_date() { return utc_now().substr(0, 10); }
+
+nlohmann::json build_and_host_info() {
+  char host[256] = "";
+  ::gethostname(host, sizeof host - 1);
+  std::string cpu;
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; cpu.empty() && std::getline(cpuinfo, line);)
+    if (line.rfind("model name", 0) == 0) cpu = line.substr(line.find(':') + 2);
+  const std::string source = KVSTREAM_SOURCE_DIR;
+  std::string revision = command_output("git -C '" + source + "' rev-parse HEAD");
+  if (!revision.empty() && !command_output("git -C '" + source + "' status --porcelain --untracked-files=no").empty())
+    revision += "-dirty";
+  return {{"git_revision", revision.empty() ? "unknown (not a git checkout)" : revision},
+          {"compiler", __VERSION__},
+          {"libraries",
+           {{"libtorch", KVSTREAM_TORCH_VERSION},
+            {"boost", BOOST_LIB_VERSION},
+            {"zstd", ZSTD_versionString()},
+            {"nlohmann_json", std::to_string(NLOHMANN_JSON_VERSION_MAJOR) + "." +
+                                  std::to_string(NLOHMANN_JSON_VERSION_MINOR) + "." +
+                                  std::to_string(NLOHMANN_JSON_VERSION_PATCH)}}},
+          {"host", host},
+          {"cpu", cpu},
+          {"cores", std::thread::hardware_concurrency()}};
+}
+
+}  // namespace kvstream::experiments

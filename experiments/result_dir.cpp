@@ -1,0 +1,32 @@
+#include "experiments/result_dir.h"
+
+#include <ostream>
+
+#include "common/atomic_file.h"
+#include "experiments/figures.h"
+#include "experiments/run_log.h"
+
+namespace kvstream::experiments {
+
+void ResultDir::write_json(const std::string& name, const nlohmann::json& json) const {
+  common::write_file_atomically(file(name), [&](std::ostream& out) { out << json.dump(1) << "\n"; });
+}
+
+ResultDir::Finished ResultDir::finish(std::vector<nlohmann::json> runs, nlohmann::json manifest, bool figures,
+                                      std::ostream& log) const {
+  Finished finished;
+  finished.runs = runs.size();
+  write_run_log_sorted(file("runs.jsonl"), std::move(runs));
+  finished.summary = summarize_runs(read_run_log(file("runs.jsonl")));
+  write_summary_csv(file("summary.csv"), finished.summary);
+  manifest["runs"] = finished.runs;
+  write_json("manifest.json", manifest);
+  if (figures) {
+    std::string error;
+    finished.figures_written = render_figures(dir_, error);
+    if (!finished.figures_written) log << "warning: figures not drawn: " << error << std::endl;
+  }
+  return finished;
+}
+
+}  // namespace kvstream::experiments
