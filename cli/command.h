@@ -1,34 +1,46 @@
-// The `kvstream` CLI: one file per command, each a name, a one-line summary and a run function
-// taking the arguments after the command name. Commands print --help and exit 0; bad usage exits 2;
-// a runtime error (bad input file, corrupt bitstream) prints "kvstream <cmd>: error: ..." and exits 1.
+// The `kvstream` CLI: one file per command (cli/<name>_command.cpp). A command file defines its
+// Options, a parse function that reads them from the arguments after the command name (it prints
+// --help and returns nothing when asked) and a run function, and exports <name>_main, which
+// cli/main.cpp lists with the command's name and summary.
+// --help exits 0; bad usage throws po::error (exit 2); a runtime error (bad input file, corrupt
+// bitstream) throws anything else and prints "kvstream <cmd>: error: ..." (exit 1).
 #pragma once
 #include <boost/program_options.hpp>
-#include <functional>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace kvstream::cli {
 
+using CommandMain = int (*)(const std::vector<std::string>& args);
+
 struct Command {
   std::string name;
   std::string summary;
-  std::function<int(const std::vector<std::string>& args)> run;
+  CommandMain run;
 };
 
-Command encode_command();
-Command decode_command();
-Command codec_bench_command();
-Command cdf_build_command();
-Command quality_command();
-Command profile_prefill_command();
-Command profile_decode_command();
-Command kv_export_command();
-Command trace_command();
-Command simulate_command();
-Command sim_bench_command();
-Command run_command();
-Command merge_command();
+template <class Options>
+int parse_and_run(const std::vector<std::string>& args, std::optional<Options> (*parse)(const std::vector<std::string>&),
+                  int (*run)(const Options&)) {
+  const std::optional<Options> options = parse(args);
+  return options ? run(*options) : 0;
+}
+
+int encode_main(const std::vector<std::string>& args);
+int decode_main(const std::vector<std::string>& args);
+int codec_bench_main(const std::vector<std::string>& args);
+int cdf_build_main(const std::vector<std::string>& args);
+int quality_main(const std::vector<std::string>& args);          // needs LibTorch (cli/model_backend.h)
+int profile_prefill_main(const std::vector<std::string>& args);  // needs LibTorch
+int profile_decode_main(const std::vector<std::string>& args);
+int kv_export_main(const std::vector<std::string>& args);        // needs LibTorch
+int trace_main(const std::vector<std::string>& args);
+int simulate_main(const std::vector<std::string>& args);
+int sim_bench_main(const std::vector<std::string>& args);
+int run_main(const std::vector<std::string>& args);
+int merge_main(const std::vector<std::string>& args);
 
 namespace po = boost::program_options;
 

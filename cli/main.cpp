@@ -7,10 +7,21 @@
 
 int main(int argc, char** argv) {
   using namespace kvstream::cli;
-  const std::vector<Command> commands = {encode_command(), decode_command(), codec_bench_command(), cdf_build_command(),
-                                         quality_command(), profile_prefill_command(), profile_decode_command(),
-                                         kv_export_command(), trace_command(), simulate_command(), sim_bench_command(),
-                                         run_command(), merge_command()};
+  const std::vector<Command> commands = {
+      {"encode", "encode a KV dump (safetensors) into a .kvs file of chunk bitstreams", encode_main},
+      {"decode", "decode a .kvs file back to a KV dump (safetensors)", decode_main},
+      {"codec-bench", "size, error and single-thread speed of codecs and levels on a KV dump", codec_bench_main},
+      {"cdf-build", "build an offline per-model CDF table from profiling contexts", cdf_build_main},
+      {"quality", "perplexity, KL and top-1 agreement (or task accuracy/F1) of the model on decoded KV, per codec and level",
+       quality_main},
+      {"profile-prefill", "time prefill over a (prefix, chunk) grid and fit the simulator's cost model", profile_prefill_main},
+      {"profile-decode", "measure decode throughput per codec and level into a hardware profile", profile_decode_main},
+      {"kv-export", "prefill text windows with a model and write their KV cache (safetensors)", kv_export_main},
+      {"trace", "bandwidth traces: statistics of trace files and generated traces", trace_main},
+      {"simulate", "stream contexts over a bandwidth trace with an adaptation policy: TTFT, bytes, quality", simulate_main},
+      {"sim-bench", "simulator speed: events/s under load, runs/s of a 10,000-run sweep", sim_bench_main},
+      {"run", "run an experiment config (a sweep) into results/<name>/: runs.jsonl, summary.csv, figures", run_main},
+      {"merge", "join the result directories of `kvstream run --shard i/N` into one", merge_main}};
   auto usage = [&](std::ostream& out) {
     out << "usage: kvstream <command> [options]   (kvstream <command> --help for its options)\n\ncommands:\n";
     for (const auto& c : commands) out << "  " << c.name << std::string(18 - std::min<size_t>(17, c.name.size()), ' ') << c.summary << "\n";

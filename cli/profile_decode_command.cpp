@@ -1,5 +1,7 @@
+// `kvstream profile-decode`: a hardware profile's "decode" section (sim/hardware_profile.h), the
+// throughput of a decoder per codec and level, measured on this CPU with codec-bench's code or taken
+// from a file measured elsewhere (scripts/gpu-check.sh on a GPU).
 #include <cstdio>
-#include <ctime>
 #include <iomanip>
 #include <iostream>
 
@@ -13,6 +15,47 @@
 
 namespace kvstream::cli {
 namespace {
+
+struct Options {
+  std::string hardware_arg, out_path, from_path, kv_path;
+  bench::CodecBenchOptions bench;
+};
+
+std::optional<Options> parse(const std::vector<std::string>& args) {
+  Options o;
+  po::options_description options("options");
+  options.add_options()
+    ("hardware", po::value(&o.hardware_arg)->required(), "hardware profile to add the decode section to (a path, or a shipped name such as cpu_stories260K)")
+    ("out", po::value(&o.out_path), "where to write the profile (written atomically; default: over --hardware)")
+    ("from", po::value(&o.from_path), "take the decode section from this JSON file (e.g. scripts/gpu-check.sh's) instead of measuring")
+    ("kv", po::value(&o.kv_path)->default_value("kv/stories260K_tinystories_4x512.safetensors"), "KV dump to decode (every context is used)")
+    ("codecs", po::value(&o.bench.codecs)->multitoken()->composing(), "codec specs (default: codec-bench's list)")
+    ("chunk-tokens", po::value(&o.bench.chunk_tokens)->default_value(512), "tokens per chunk")
+    ("min-time", po::value(&o.bench.min_time_s)->default_value(0.3), "seconds to time each (codec, level) for");
+  po::variables_map vm;
+  if (!parse_or_help(args,
+                     "usage: kvstream profile-decode --hardware PROFILE [--out NEW.json]\n"
+                     "                               [--kv IN.safetensors] [--codecs SPEC ...] [--chunk-tokens N] [--min-time S]\n"
+                     "       kvstream profile-decode --hardware PROFILE [--out NEW.json] --from DECODE.json\n\n"
+                     "Writes the profile's \"decode\" section (replacing any earlier one), which config decode \"hardware\"\n"
+                     "times every level's decode from (experiments/SCHEMA.md section 4):\n"
+                     "  {\"source\", \"device\", \"throughputs\": [{\"codec\", \"level\", \"fp16_bytes_per_s\"}, ...]}\n"
+                     "Measuring runs codec-bench's measurement on this CPU, one thread: fp16 KV bytes delivered per\n"
+                     "second per (codec, level); codec is the spec as codec-bench prints it (options sorted, e.g.\n"
+                     "zstd:level=3), level its level (1 for a single-level codec). --from takes a file holding that\n"
+                     "object, or an object with a \"decode\" member (another hardware profile).\n\n" +
+                         codec_list_help(),
+                     options, vm))
+    return std::nullopt;
+  const bool measure_options = !vm["kv"].defaulted() || vm.count("codecs") || !vm["chunk-tokens"].defaulted() ||
+                               !vm["min-time"].defaulted();
+  if (!o.from_path.empty() && measure_options)
+    throw po::error("--from takes the decode section from a file: it measures nothing, so give no --kv, "
+                    "--codecs, --chunk-tokens or --min-time with it");
+  if (o.bench.chunk_tokens <= 0) throw po::error("--chunk-tokens must be positive");
+  if (!(o.bench.min_time_s >= 0)) throw po::error("--min-time must be >= 0");
+  return o;
+}
 
 // This CPU's single-thread decode throughputs: codec-bench's measurement, one entry per row.
 sim::DecodeThroughputs measure_cpu_decode(const std::string& kv_arg, const bench::CodecBenchOptions& bench) {
@@ -46,59 +89,22 @@ sim::DecodeThroughputs read_decode_file(const std::string& path) {
   return sim::decode_throughputs_from_json(json, path);
 }
 
+int run(const Options& o) {
+  const std::string hardware_path = profiling::resolve_hardware_profile(o.hardware_arg);
+  nlohmann::json profile = common::read_json_file(hardware_path);
+  sim::hardware_profile_from_json(profile, hardware_path);  // refuse to extend a profile the simulator rejects
+  const sim::DecodeThroughputs decode =
+      o.from_path.empty() ? measure_cpu_decode(o.kv_path, o.bench) : read_decode_file(input_path(o.from_path));
+  profile["decode"] = sim::to_json(decode);
+  const std::string out_path = o.out_path.empty() ? hardware_path : o.out_path;
+  common::write_file_atomically(out_path, [&](std::ostream& out) { out << profile.dump(2) << "\n"; });
+  std::cout << out_path << ": decode section with " << decode.throughputs.size() << " throughput(s) on " << decode.device
+            << "; source: " << decode.source << "\n";
+  return 0;
+}
+
 }  // namespace
 
-Command profile_decode_command() {
-  return {"profile-decode", "measure decode throughput per codec and level into a hardware profile",
-          [](const std::vector<std::string>& args) {
-            std::string hardware_arg, out_path, from_path, kv_path;
-            std::vector<std::string> codecs;
-            bench::CodecBenchOptions bench;
-            po::options_description options("options");
-            options.add_options()
-              ("hardware", po::value(&hardware_arg)->required(), "hardware profile to add the decode section to (a path, or a shipped name such as cpu_stories260K)")
-              ("out", po::value(&out_path), "where to write the profile (written atomically; default: over --hardware)")
-              ("from", po::value(&from_path), "take the decode section from this JSON file (e.g. scripts/gpu-check.sh's) instead of measuring")
-              ("kv", po::value(&kv_path)->default_value("kv/stories260K_tinystories_4x512.safetensors"), "KV dump to decode (every context is used)")
-              ("codecs", po::value(&codecs)->multitoken()->composing(), "codec specs (default: codec-bench's list)")
-              ("chunk-tokens", po::value(&bench.chunk_tokens)->default_value(512), "tokens per chunk")
-              ("min-time", po::value(&bench.min_time_s)->default_value(0.3), "seconds to time each (codec, level) for");
-            po::variables_map vm;
-            if (!parse_or_help(args,
-                               "usage: kvstream profile-decode --hardware PROFILE [--out NEW.json]\n"
-                               "                               [--kv IN.safetensors] [--codecs SPEC ...] [--chunk-tokens N] [--min-time S]\n"
-                               "       kvstream profile-decode --hardware PROFILE [--out NEW.json] --from DECODE.json\n\n"
-                               "Writes the profile's \"decode\" section (replacing any earlier one), which config decode \"hardware\"\n"
-                               "times every level's decode from (experiments/SCHEMA.md section 4):\n"
-                               "  {\"source\", \"device\", \"throughputs\": [{\"codec\", \"level\", \"fp16_bytes_per_s\"}, ...]}\n"
-                               "Measuring runs codec-bench's measurement on this CPU, one thread: fp16 KV bytes delivered per\n"
-                               "second per (codec, level); codec is the spec as codec-bench prints it (options sorted, e.g.\n"
-                               "zstd:level=3), level its level (1 for a single-level codec). --from takes a file holding that\n"
-                               "object, or an object with a \"decode\" member (another hardware profile).\n\n" +
-                                   codec_list_help(),
-                               options, vm))
-              return 0;
-            const bool measure_options = !vm["kv"].defaulted() || vm.count("codecs") || !vm["chunk-tokens"].defaulted() ||
-                                         !vm["min-time"].defaulted();
-            if (!from_path.empty() && measure_options)
-              throw po::error("--from takes the decode section from a file: it measures nothing, so give no --kv, "
-                              "--codecs, --chunk-tokens or --min-time with it");
-            if (bench.chunk_tokens <= 0) throw po::error("--chunk-tokens must be positive");
-            if (!(bench.min_time_s >= 0)) throw po::error("--min-time must be >= 0");
-            bench.codecs = codecs;
-
-            const std::string hardware_path = profiling::resolve_hardware_profile(hardware_arg);
-            nlohmann::json profile = common::read_json_file(hardware_path);
-            sim::hardware_profile_from_json(profile, hardware_path);  // refuse to extend a profile the simulator rejects
-            const sim::DecodeThroughputs decode =
-                from_path.empty() ? measure_cpu_decode(kv_path, bench) : read_decode_file(input_path(from_path));
-            profile["decode"] = sim::to_json(decode);
-            if (out_path.empty()) out_path = hardware_path;
-            common::write_file_atomically(out_path, [&](std::ostream& out) { out << profile.dump(2) << "\n"; });
-            std::cout << out_path << ": decode section with " << decode.throughputs.size() << " throughput(s) on "
-                      << decode.device << "; source: " << decode.source << "\n";
-            return 0;
-          }};
-}
+int profile_decode_main(const std::vector<std::string>& args) { return parse_and_run<Options>(args, parse, run); }
 
 }  // namespace kvstream::cli

@@ -5,7 +5,6 @@
 #include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <optional>
 
 #include "cli/command.h"
 #include "traces/trace_inputs.h"
@@ -15,6 +14,48 @@
 
 namespace kvstream::cli {
 namespace {
+
+struct StatsOptions {
+  std::vector<std::string> inputs;
+  std::optional<traces::TraceFormat> format;  // empty: sniffed per file
+  std::string format_name;
+  double factor = 1, bin_s = 0;
+  bool json = false;
+};
+
+std::optional<StatsOptions> parse_stats(const std::vector<std::string>& args) {
+  StatsOptions o;
+  po::options_description options("options");
+  options.add_options()
+    ("input", po::value(&o.inputs)->multitoken()->composing(), "trace files, FILE#k, directories or generator specs")
+    ("format", po::value(&o.format_name)->default_value("auto"), "auto, mahimahi, pensieve (fcc, norway), lumos5g, cachegen or csv")
+    ("scale", po::value(&o.factor)->default_value(1.0), "multiply every capacity by X first")
+    ("bin-s", po::value(&o.bin_s)->default_value(0.0), "percentiles and cv of S-second averages (0: of the trace's own segments)")
+    ("json", po::bool_switch(&o.json), "JSON instead of a table: an object for one trace, an array for several");
+  po::positional_options_description positional;
+  positional.add("input", -1);
+  po::variables_map vm;
+  if (!parse_or_help(args,
+                     "usage: kvstream trace stats FILE|FILE#k|DIR|GENERATOR_SPEC ... [--format F] [--scale X]\n"
+                     "                            [--bin-s S] [--json]\n\n"
+                     "One row per trace (a CacheGen JSONL file holds one per line; a directory, every file below it).\n"
+                     "Fields: name, format, segments, duration_s (one period), mean_mbps, p10/p50/p90_mbps (the\n"
+                     "smallest capacity held for at least 10/50/90 % of the period), cv (time-weighted std / mean).\n"
+                     "Mahimahi traces are 1 ms bins; --bin-s 1 gives per-second statistics. Generator specs:\n"
+                     "constant:gbps=1  uniform:seed=1,chunks=10  markov:seed=1,good_gbps=5,bad_gbps=0.5,good_s=2,\n"
+                     "bad_s=1,duration_s=60  step:high_gbps=5,low_gbps=0.5,at_s=1,duration_s=10 (traces/README.md).",
+                     options, vm, &positional))
+    return std::nullopt;
+  if (o.inputs.empty()) throw po::error("give at least one trace file, directory or generator spec");
+  if (!(o.factor >= 0) || !std::isfinite(o.factor)) throw po::error("--scale must be finite and >= 0");
+  if (!(o.bin_s >= 0) || !std::isfinite(o.bin_s)) throw po::error("--bin-s must be finite and >= 0");
+  try {
+    o.format = traces::parse_trace_format(o.format_name);
+  } catch (const traces::TraceError& e) {
+    throw po::error(std::string("--format: ") + e.what());
+  }
+  return o;
+}
 
 void print_table(const std::vector<traces::NamedTrace>& rows, const std::vector<traces::TraceStats>& stats) {
   size_t name_width = 4;
@@ -36,66 +77,33 @@ void print_table(const std::vector<traces::NamedTrace>& rows, const std::vector<
     std::cout << "chunk-indexed traces (cachegen, uniform): duration_s counts chunks, statistics are per chunk\n";
 }
 
-Command stats_subcommand() {
-  return {"stats", "duration, time-weighted mean, p10/p50/p90 and cv of traces", [](const std::vector<std::string>& args) {
-            std::vector<std::string> inputs;
-            std::string format_name;
-            double factor = 1, bin_s = 0;
-            bool json = false;
-            po::options_description options("options");
-            options.add_options()
-              ("input", po::value(&inputs)->multitoken()->composing(), "trace files, FILE#k, directories or generator specs")
-              ("format", po::value(&format_name)->default_value("auto"), "auto, mahimahi, pensieve (fcc, norway), lumos5g, cachegen or csv")
-              ("scale", po::value(&factor)->default_value(1.0), "multiply every capacity by X first")
-              ("bin-s", po::value(&bin_s)->default_value(0.0), "percentiles and cv of S-second averages (0: of the trace's own segments)")
-              ("json", po::bool_switch(&json), "JSON instead of a table: an object for one trace, an array for several");
-            po::positional_options_description positional;
-            positional.add("input", -1);
-            po::variables_map vm;
-            if (!parse_or_help(args,
-                               "usage: kvstream trace stats FILE|FILE#k|DIR|GENERATOR_SPEC ... [--format F] [--scale X]\n"
-                               "                            [--bin-s S] [--json]\n\n"
-                               "One row per trace (a CacheGen JSONL file holds one per line; a directory, every file below it).\n"
-                               "Fields: name, format, segments, duration_s (one period), mean_mbps, p10/p50/p90_mbps (the\n"
-                               "smallest capacity held for at least 10/50/90 % of the period), cv (time-weighted std / mean).\n"
-                               "Mahimahi traces are 1 ms bins; --bin-s 1 gives per-second statistics. Generator specs:\n"
-                               "constant:gbps=1  uniform:seed=1,chunks=10  markov:seed=1,good_gbps=5,bad_gbps=0.5,good_s=2,\n"
-                               "bad_s=1,duration_s=60  step:high_gbps=5,low_gbps=0.5,at_s=1,duration_s=10 (traces/README.md).",
-                               options, vm, &positional))
-              return 0;
-            if (inputs.empty()) throw po::error("give at least one trace file, directory or generator spec");
-            if (!(factor >= 0) || !std::isfinite(factor)) throw po::error("--scale must be finite and >= 0");
-            if (!(bin_s >= 0) || !std::isfinite(bin_s)) throw po::error("--bin-s must be finite and >= 0");
-            std::optional<traces::TraceFormat> format;
-            try {
-              format = traces::parse_trace_format(format_name);
-            } catch (const traces::TraceError& e) {
-              throw po::error(std::string("--format: ") + e.what());
-            }
-            std::vector<traces::NamedTrace> rows;
-            for (const std::string& arg : inputs) traces::collect_traces(arg, format, rows);
-            std::vector<traces::TraceStats> stats;
-            for (traces::NamedTrace& row : rows) {
-              if (factor != 1) row.trace = traces::scale(row.trace, factor);
-              stats.push_back(traces::trace_stats(row.trace, bin_s));
-            }
-            if (!json) {
-              print_table(rows, stats);
-              return 0;
-            }
-            nlohmann::json out = nlohmann::json::array();
-            for (size_t i = 0; i < rows.size(); ++i) {
-              nlohmann::json object = traces::to_json(stats[i]);
-              object["format"] = rows[i].format;
-              out.push_back(std::move(object));
-            }
-            std::cout << (out.size() == 1 ? out.front() : out).dump(2) << std::endl;
-            return 0;
-          }};
+int run_stats(const StatsOptions& o) {
+  std::vector<traces::NamedTrace> rows;
+  for (const std::string& arg : o.inputs) traces::collect_traces(arg, o.format, rows);
+  std::vector<traces::TraceStats> stats;
+  for (traces::NamedTrace& row : rows) {
+    if (o.factor != 1) row.trace = traces::scale(row.trace, o.factor);
+    stats.push_back(traces::trace_stats(row.trace, o.bin_s));
+  }
+  if (!o.json) {
+    print_table(rows, stats);
+    return 0;
+  }
+  nlohmann::json out = nlohmann::json::array();
+  for (size_t i = 0; i < rows.size(); ++i) {
+    nlohmann::json object = traces::to_json(stats[i]);
+    object["format"] = rows[i].format;
+    out.push_back(std::move(object));
+  }
+  std::cout << (out.size() == 1 ? out.front() : out).dump(2) << std::endl;
+  return 0;
 }
 
+int stats_main(const std::vector<std::string>& args) { return parse_and_run<StatsOptions>(args, parse_stats, run_stats); }
+
 const std::vector<Command>& subcommands() {
-  static const std::vector<Command> list = {stats_subcommand()};
+  static const std::vector<Command> list = {
+      {"stats", "duration, time-weighted mean, p10/p50/p90 and cv of traces", stats_main}};
   return list;
 }
 
@@ -106,20 +114,18 @@ void print_usage(std::ostream& out) {
 
 }  // namespace
 
-Command trace_command() {
-  return {"trace", "bandwidth traces: statistics of trace files and generated traces", [](const std::vector<std::string>& args) {
-            if (!args.empty() && (args[0] == "--help" || args[0] == "-h" || args[0] == "help")) {
-              print_usage(std::cout);
-              return 0;
-            }
-            if (args.empty()) {
-              print_usage(std::cerr);
-              return 2;
-            }
-            for (const Command& c : subcommands())
-              if (c.name == args[0]) return c.run(std::vector<std::string>(args.begin() + 1, args.end()));
-            throw po::error("unknown subcommand \"" + args[0] + "\"");
-          }};
+int trace_main(const std::vector<std::string>& args) {
+  if (!args.empty() && (args[0] == "--help" || args[0] == "-h" || args[0] == "help")) {
+    print_usage(std::cout);
+    return 0;
+  }
+  if (args.empty()) {
+    print_usage(std::cerr);
+    return 2;
+  }
+  for (const Command& c : subcommands())
+    if (c.name == args[0]) return c.run(std::vector<std::string>(args.begin() + 1, args.end()));
+  throw po::error("unknown subcommand \"" + args[0] + "\"");
 }
 
 }  // namespace kvstream::cli

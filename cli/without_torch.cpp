@@ -8,18 +8,16 @@ namespace kvstream::cli {
 
 namespace {
 
-Command needs_torch(const std::string& name) {
-  return {name, "(needs a build with LibTorch)", [name](const std::vector<std::string>&) -> int {
-            throw std::runtime_error("kvstream " + name + " runs a model: this kvstream was built without LibTorch "
-                                     "(-DWITH_TORCH=OFF); build it with LibTorch (bash scripts/setup.sh)");
-          }};
+[[noreturn]] void needs_torch(const std::string& command) {
+  throw std::runtime_error("kvstream " + command + " runs a model: this kvstream was built without LibTorch "
+                           "(-DWITH_TORCH=OFF); build it with LibTorch (bash scripts/setup.sh)");
 }
 
 }  // namespace
 
-Command quality_command() { return needs_torch("quality"); }
-Command kv_export_command() { return needs_torch("kv-export"); }
-Command profile_prefill_command() { return needs_torch("profile-prefill"); }
+int quality_main(const std::vector<std::string>&) { needs_torch("quality"); }
+int kv_export_main(const std::vector<std::string>&) { needs_torch("kv-export"); }
+int profile_prefill_main(const std::vector<std::string>&) { needs_torch("profile-prefill"); }
 
 profiling::ModelContextMeasurer model_context_measurer() { return {}; }
 
