@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""The repository's layout against its own map (docs/ARCHITECTURE.md §2):
+
+- the module table there lists every module with the modules it uses, bottom to top, and the CMake
+  link lines (<build>/module_graph.json, written by the top-level CMakeLists.txt) declare exactly
+  those arrows, none pointing up the table;
+- every #include "module/..." of a module's sources names the module itself or one it uses,
+  directly or through others;
+- no file cites the design notes outside the repository (their shared docs folder) or an issue number.
+
+Usage: check_layout.py REPOSITORY_ROOT MODULE_GRAPH_JSON
+"""
+import json
+import os
+import re
+import sys
+import unittest
+
+ROOT = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else os.getcwd()
+GRAPH = sys.argv[2] if len(sys.argv) > 2 else os.path.join(ROOT, 'build', 'module_graph.json')
+SOURCE_EXTENSIONS = ('.h', '.cpp', '.cu', '.cuh', '.cc')
+SKIPPED_DIRS = {'.git', 'tests', 'tools', 'scripts', 'plotting', 'docs'}
+
+
+def read(path):
+    with open(path, encoding='utf-8', errors='replace') as f:
+        return f.read()
+
+
+def documented_modules():
+    """[(module, [modules it uses])] from the table of docs/ARCHITECTURE.md §2, in its order."""
+    text = read(os.path.join(ROOT, 'docs', 'ARCHITECTURE.md'))
+    section = re.search(r'^## 2\..*?(?=^## 3\.)', text, re.S | re.M)
+    if not section:
+        raise AssertionError('docs/ARCHITECTURE.md has no section "## 2." followed by "## 3."')
+    rows = []
+    for line in section.group(0).splitlines():
+        cells = [c.strip() for c in line.strip().strip('|').split('|')]
+        match = re.fullmatch(r'`(\w+)/`', cells[0]) if len(cells) >= 3 else None
+        if match:
+            uses = re.findall(r'`(\w+)/?`', cells[-1])
+            rows.append((match.group(1), uses))
+    return rows
+
+
+def linked_modules():
+    """{module: set of modules its CMake targets link} from module_graph.json, and whether the build
+    has LibTorch (then every module has all its targets)."""
+    graph = json.loads(read(GRAPH))['targets']
+    module_of = {t['target']: t['module'] for t in graph}
+    uses = {}
+    for t in graph:
+        if '/' in t['module']:  # tools/...: not a module of the table
+            continue
+        deps = uses.setdefault(t['module'], set())
+        for d in t['depends']:
+            if module_of.get(d, t['module']) != t['module']:
+                deps.add(module_of[d])
+    return uses, 'kvstream_models' in module_of
+
+
+def source_files(module):
+    for folder, dirs, files in os.walk(os.path.join(ROOT, module)):
+        for name in sorted(files):
+            if name.endswith(SOURCE_EXTENSIONS):
+                yield os.path.join(folder, name)
+
+
+class Layout(unittest.TestCase):
+    def setUp(self):
+        self.table = documented_modules()
+        self.uses = dict(self.table)
+
+    def test_the_table_lists_every_module_folder_once(self):
+        names = [m for m, _ in self.table]
+        self.assertEqual(len(names), len(set(names)), names)
+        folders = [d for d in os.listdir(ROOT) if os.path.isdir(os.path.join(ROOT, d)) and d not in SKIPPED_DIRS
+                   and not d.startswith(('build', '.'))]
+        with_sources = sorted(d for d in folders if any(True for _ in source_files(d)))
+        self.assertEqual(sorted(names), with_sources)
+
+    def test_arrows_point_down_the_table(self):
+        seen = set()
+        for module, uses in self.table:
+            self.assertTrue(set(uses) <= seen, f'{module} uses {sorted(set(uses) - seen)}, not below it in the table')
+            seen.add(module)
+
+    def test_cmake_links_match_the_table(self):
+        linked, with_torch = linked_modules()
+        self.assertTrue(set(linked) <= set(self.uses), f'modules missing from the table: {sorted(set(linked) - set(self.uses))}')
+        for module, uses in self.table:
+            if not with_torch:  # a build without LibTorch lacks some targets, hence some arrows
+                self.assertTrue(linked.get(module, set()) <= set(uses), f'{module}: CMake links vs docs/ARCHITECTURE.md §2')
+            else:
+                self.assertEqual(sorted(linked.get(module, set())), sorted(uses), f'{module}: CMake links vs docs/ARCHITECTURE.md §2')
+
+    def test_includes_stay_within_what_a_module_uses(self):
+        closure = {}
+        for module, uses in self.table:  # bottom to top: every used module's closure is known
+            closure[module] = {module}.union(*(closure[u] for u in uses)) if uses else {module}
+        include = re.compile(r'^\s*#\s*include\s+"(\w+)/', re.M)
+        problems = []
+        for module in self.uses:
+            for path in source_files(module):
+                for used in include.findall(read(path)):
+                    if used in self.uses and used not in closure[module]:
+                        problems.append(f'{os.path.relpath(path, ROOT)} includes {used}/, which {module}/ does not use')
+        self.assertEqual(problems, [])
+
+    def test_no_citation_leaves_the_repository(self):
+        pattern = re.compile('shared' + '/docs|issue [0-9]')  # spelt apart: this file must not match itself
+        problems = []
+        for folder, dirs, files in os.walk(ROOT):
+            dirs[:] = [d for d in dirs if d != '.git' and not d.startswith('build')]
+            for name in files:
+                if name.endswith(SOURCE_EXTENSIONS + ('.md', '.py', '.sh')):
+                    path = os.path.join(folder, name)
+                    for number, line in enumerate(read(path).splitlines(), 1):
+                        if pattern.search(line):
+                            problems.append(f'{os.path.relpath(path, ROOT)}:{number}: {line.strip()}')
+        self.assertEqual(problems, [])
+
+
+if __name__ == '__main__':
+    unittest.main(argv=sys.argv[:1], verbosity=2)
