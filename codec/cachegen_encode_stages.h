@@ -1,4 +1,4 @@
-// Encoding one CacheGen chunk as per-thread work (issue 6, DietGPU-style): every function below is
+// Encoding one CacheGen chunk as per-thread work (DietGPU-style): every function below is
 // what one thread does, shared by the CPU encoder (cachegen_codec.cpp runs the threads of a stage
 // one after another) and the CUDA encoder (cuda/gpu_encode.cu launches a stage at a time), so both
 // write the same bytes. The stages, in order:
@@ -67,6 +67,20 @@ struct CacheGenEncodeJob {
   }
   KVSTREAM_HD bool is_anchor(int64_t t) const { return delta_group == 0 || t % delta_group == 0; }
 };
+
+// Points `job` at where its stages write: `buffers` has members symbols, scales, cdf, scratch,
+// unit_start, unit_bytes and ac_codes, each with data() (the CPU launcher's host vectors,
+// HostEncodeBuffers; the kernels' device arrays, codec/cuda/gpu_encode.cu).
+template <class Buffers>
+void point_at_buffers(CacheGenEncodeJob& job, Buffers& buffers) {
+  job.symbols = buffers.symbols.data();
+  job.scales = buffers.scales.data();
+  job.cdf = buffers.cdf.data();
+  job.scratch = buffers.scratch.data();
+  job.unit_start = buffers.unit_start.data();
+  job.unit_bytes = buffers.unit_bytes.data();
+  job.ac_codes = buffers.ac_codes.data();
+}
 
 // Stage 1 for token i = row·T + t, in the pass of anchors (`anchors`) or of the other tokens, which
 // quantize their difference to the decoded anchor (its symbols and scale from the first pass).

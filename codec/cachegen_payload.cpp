@@ -182,13 +182,7 @@ void HostEncodeBuffers::attach(CacheGenEncodeJob& job) {
   unit_start.resize(units);
   unit_bytes.resize(units);
   ac_codes.resize(units);
-  job.symbols = symbols.data();
-  job.scales = scales.data();
-  job.cdf = cdf.data();
-  job.scratch = scratch.data();
-  job.unit_start = unit_start.data();
-  job.unit_bytes = unit_bytes.data();
-  job.ac_codes = ac_codes.data();
+  point_at_buffers(job, *this);
 }
 
 std::vector<uint8_t> write_cachegen_bitstream(const BitstreamHeader& header, const CacheGenParams& params,

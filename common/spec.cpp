@@ -5,13 +5,18 @@
 
 namespace kvstream::common {
 
-Spec Spec::parse(const std::string& text, const std::string& kind) {
+Spec Spec::named(const std::string& text, const std::string& kind) {
   Spec spec;
   spec.kind_ = kind;
   spec.text_ = text;
-  const size_t colon = text.find(':');
-  spec.name_ = text.substr(0, colon);
+  spec.name_ = text.substr(0, text.find(':'));
   if (spec.name_.empty()) spec.fail("missing the name before ':'");
+  return spec;
+}
+
+Spec Spec::parse(const std::string& text, const std::string& kind) {
+  Spec spec = named(text, kind);
+  const size_t colon = text.find(':');
   if (colon == std::string::npos) return spec;
   const std::string rest = text.substr(colon + 1);
   for (size_t begin = 0; begin <= rest.size();) {
@@ -29,12 +34,8 @@ Spec Spec::parse(const std::string& text, const std::string& kind) {
 }
 
 Spec Spec::parse_argument(const std::string& text, const std::string& kind, const std::string& key) {
-  Spec spec;
-  spec.kind_ = kind;
-  spec.text_ = text;
+  Spec spec = named(text, kind);
   const size_t colon = text.find(':');
-  spec.name_ = text.substr(0, colon);
-  if (spec.name_.empty()) spec.fail("missing the name before ':'");
   if (colon != std::string::npos) spec.options_[key] = text.substr(colon + 1);
   return spec;
 }

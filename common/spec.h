@@ -39,6 +39,7 @@ class Spec {
   [[noreturn]] void fail(const std::string& message) const;
 
  private:
+  static Spec named(const std::string& text, const std::string& kind);  // name only; checks it is not empty
   [[noreturn]] void fail_option(const std::string& key, const std::string& expected) const;
 
   std::string kind_, text_, name_;

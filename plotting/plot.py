@@ -264,13 +264,19 @@ def mark_if_empty(ax, plotted):
         ax.text(0.5, 0.5, "no finite data", transform=ax.transAxes, ha="center", va="center", color="grey")
 
 
-def title_panel(ax, title, plotted, missing):
-    """Sets a panel's title; names the series that have rows in the panel but no finite value (e.g. a
-    policy that completed no request), or marks the panel empty when nothing was plotted."""
+def finish_panel(ax, title, plotted, missing, xlabel, ylabel, log_x=False):
+    """Sets a panel's title, axis labels, x scale and grid. The title names the series that have rows
+    in the panel but no finite value (e.g. a policy that completed no request); a panel where nothing
+    was plotted is marked empty."""
     mark_if_empty(ax, plotted)
     if plotted and missing:
         title += "\nno finite value: " + ", ".join(dict.fromkeys(missing))
     ax.set_title(title)
+    if log_x:
+        ax.set_xscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3, which="both" if log_x else "major")
 
 
 # ---------------------------------------------------------------- one function per figure kind
@@ -291,10 +297,8 @@ def draw_size_quality(result):
                        label=row["codec"], zorder=3)
             ax.annotate(row["level"], (row["ratio_vs_fp16"], 100 * row["quality"]), xytext=(4, 4),
                         textcoords="offset points", fontsize=7)
-        title_panel(ax, f"{context_set} ({model})" if model else context_set, bool(shown), missing)
-        ax.set_xlabel("compression ratio vs fp16 (×)")
-        ax.set_ylabel("quality: top-1 agreement (%)")
-        ax.grid(alpha=0.3)
+        finish_panel(ax, f"{context_set} ({model})" if model else context_set, bool(shown), missing,
+                     "compression ratio vs fp16 (×)", "quality: top-1 agreement (%)")
     figure_legend(fig, axes)
     return fig
 
@@ -327,11 +331,8 @@ def draw_ttft_vs_bandwidth(result):
                 ax.plot(*zip(*points), marker="o", color=policy_colour[policy],
                         linestyle=SLO_STYLES[i % len(SLO_STYLES)], label=label)
                 plotted = True
-        title_panel(ax, f"{context_set}, {hardware}" if hardware else context_set, plotted, missing)
-        ax.set_xscale("log")
-        ax.set_xlabel("mean trace bandwidth (Gbps)")
-        ax.set_ylabel("mean TTFT (s)")
-        ax.grid(alpha=0.3, which="both")
+        finish_panel(ax, f"{context_set}, {hardware}" if hardware else context_set, plotted, missing,
+                     "mean trace bandwidth (Gbps)", "mean TTFT (s)", log_x=True)
     figure_legend(fig, axes)
     return fig
 
@@ -370,10 +371,7 @@ def draw_violation_vs_quality(result):
                 ax.annotate("no SLO" if slo is None else f"{slo:g} s", (x, y), xytext=(4, 4),
                             textcoords="offset points", fontsize=7, color=policy_colour[policy])
             plotted = True
-        title_panel(ax, panel, plotted, missing)
-        ax.set_xlabel("SLO violation rate (% of requests)")
-        ax.set_ylabel("mean quality (%)")
-        ax.grid(alpha=0.3)
+        finish_panel(ax, panel, plotted, missing, "SLO violation rate (% of requests)", "mean quality (%)")
     figure_legend(fig, axes)
     return fig
 
@@ -408,13 +406,8 @@ def draw_ttft_cdf(result):
             plotted = True
         if slo is not None:
             ax.axvline(slo, color="black", linestyle="--", linewidth=1, label="SLO")
-        title_panel(ax, slo_text(slo), plotted, missing)
-        if log_x:
-            ax.set_xscale("log")
         ax.set_ylim(0, 102)
-        ax.set_xlabel("TTFT (s)")
-        ax.set_ylabel("requests with TTFT ≤ x (%)")
-        ax.grid(alpha=0.3, which="both")
+        finish_panel(ax, slo_text(slo), plotted, missing, "TTFT (s)", "requests with TTFT ≤ x (%)", log_x=log_x)
     figure_legend(fig, axes)
     return fig
 
@@ -443,10 +436,7 @@ def draw_ttft_vs_load(result):
                 label = policy if percentile == "p50" else "_nolegend_"  # the p50 line carries the legend
                 ax.plot(*zip(*points), marker="o", linestyle=style, color=policy_colour[policy], label=label)
                 plotted = True
-        title_panel(ax, slo_text(slo), plotted, missing)
-        ax.set_xlabel("arrival rate (requests/s)")
-        ax.set_ylabel("TTFT (s)")
-        ax.grid(alpha=0.3)
+        finish_panel(ax, slo_text(slo), plotted, missing, "arrival rate (requests/s)", "TTFT (s)")
     styles = [Line2D([], [], color="grey", linestyle="-", label="p50"),
               Line2D([], [], color="grey", linestyle="--", label="p95")]
     figure_legend(fig, axes, styles)

@@ -29,7 +29,7 @@ class DeviceArray {
   }
   DeviceArray(const DeviceArray&) = delete;
   DeviceArray& operator=(const DeviceArray&) = delete;
-  T* get() const { return ptr_; }
+  T* data() const { return ptr_; }
   void download(std::vector<T>& host) const {
     host.resize(count_);
     if (count_) check(cudaMemcpy(host.data(), ptr_, count_ * sizeof(T), cudaMemcpyDeviceToHost), "cudaMemcpy from the GPU");

@@ -1,4 +1,4 @@
-// Decoding a CacheGen chunk on the GPU (issue 6; DietGPU-style: one format, per-thread code shared
+// Decoding a CacheGen chunk on the GPU (DietGPU-style: one format, per-thread code shared
 // with the CPU). Three launches per chunk:
 //   1. lookups: a thread per CDF row builds its slot -> symbol table (cdf.h, the CPU's code);
 //   2. entropy decode, every unit of the chunk (all sub-chunks) in one launch:
@@ -125,36 +125,36 @@ bool gpu_decode_chunk(const GpuDecodeJob& job, GpuDecodeResult& result, std::str
   const DeviceArray<uint8_t> symbols(elements);
   const DeviceArray<float> values(elements);
   const DeviceArray<int> corrupt(1);
-  check(cudaMemset(corrupt.get(), 0, sizeof(int)), "cudaMemset");
+  check(cudaMemset(corrupt.data(), 0, sizeof(int)), "cudaMemset");
 
   {
     GpuTimer timer;
     if (job.rans) {
       const DeviceArray<RansSymbolLookup> lookups(cdf_rows);
-      build_lookups_kernel<<<blocks_for(cdf_rows), kBlock>>>(cdf.get(), job.alphabet, cdf_rows, lookups.get());
-      rans_decode_kernel<<<blocks_for(job.units * 32), kBlock>>>(job, data.get(), offset.get(), cdf.get(), lookups.get(),
-                                                                 symbols.get(), corrupt.get());
+      build_lookups_kernel<<<blocks_for(cdf_rows), kBlock>>>(cdf.data(), job.alphabet, cdf_rows, lookups.data());
+      rans_decode_kernel<<<blocks_for(job.units * 32), kBlock>>>(job, data.data(), offset.data(), cdf.data(), lookups.data(),
+                                                                 symbols.data(), corrupt.data());
       result.entropy_ms = timer.stop_ms();
     } else {
       const DeviceArray<uint8_t> codes(job.ac_codes, job.units);
       const DeviceArray<AcSymbolLookup> lookups(cdf_rows);
-      build_lookups_kernel<<<blocks_for(cdf_rows), kBlock>>>(cdf.get(), job.alphabet, cdf_rows, lookups.get());
-      ac_decode_kernel<<<blocks_for(job.units), kBlock>>>(job, data.get(), offset.get(), codes.get(), cdf.get(),
-                                                          lookups.get(), symbols.get());
+      build_lookups_kernel<<<blocks_for(cdf_rows), kBlock>>>(cdf.data(), job.alphabet, cdf_rows, lookups.data());
+      ac_decode_kernel<<<blocks_for(job.units), kBlock>>>(job, data.data(), offset.data(), codes.data(), cdf.data(),
+                                                          lookups.data(), symbols.data());
       result.entropy_ms = timer.stop_ms();
     }
     check(cudaGetLastError(), "an entropy decode kernel");
   }
   {
     GpuTimer timer;
-    dequantize_kernel<<<blocks_for(elements), kBlock>>>(job, symbols.get(), scales.get(), row_q.get(), values.get());
+    dequantize_kernel<<<blocks_for(elements), kBlock>>>(job, symbols.data(), scales.data(), row_q.data(), values.data());
     result.dequantize_ms = timer.stop_ms();
     check(cudaGetLastError(), "the dequantize kernel");
   }
   {  // the reference: a device-to-device copy of the chunk's fp16 bytes
     const DeviceArray<uint16_t> copy(elements);
     GpuTimer timer;
-    check(cudaMemcpy(copy.get(), values.get(), elements * sizeof(uint16_t), cudaMemcpyDeviceToDevice), "cudaMemcpy D2D");
+    check(cudaMemcpy(copy.data(), values.data(), elements * sizeof(uint16_t), cudaMemcpyDeviceToDevice), "cudaMemcpy D2D");
     result.copy_ms = timer.stop_ms();
   }
   std::vector<int> flag;

@@ -1,4 +1,4 @@
-// Encoding a CacheGen chunk on the GPU (issue 6): the stages of cachegen_encode_stages.h, each a
+// Encoding a CacheGen chunk on the GPU: the stages of cachegen_encode_stages.h, each a
 // launch over all sub-chunks of the chunk, with the per-thread code the CPU encoder runs:
 //   1. quantize: a thread per (row, token), the anchors' pass, then in anchor/delta mode the others';
 //   2. cdf:      a thread per (row, channel) CDF row (skipped with an offline table);
@@ -18,6 +18,15 @@
 
 namespace kvstream::codec {
 namespace {
+
+// Device memory for the outputs of the stages (HostEncodeBuffers' counterpart, point_at_buffers).
+struct DeviceEncodeBuffers {
+  DeviceArray<uint8_t> symbols;
+  DeviceArray<uint16_t> scales, cdf;
+  DeviceArray<uint8_t> scratch;
+  DeviceArray<uint32_t> unit_start, unit_bytes;
+  DeviceArray<uint8_t> ac_codes;
+};
 
 // The first failing token and channel, packed so that atomicMin finds the first token of the pass.
 constexpr unsigned long long kNoBadToken = std::numeric_limits<unsigned long long>::max();
@@ -104,39 +113,35 @@ bool gpu_encode_chunk(const CacheGenEncodeJob& host, bool chunk_cdf, GpuEncodeRe
   {
     GpuTimer timer;
     const size_t row_bytes = tokens * channels * sizeof(float);
-    check(cudaMemcpy2D(kv.get(), row_bytes, host.kv + uint64_t(host.kv_t0) * channels,
+    check(cudaMemcpy2D(kv.data(), row_bytes, host.kv + uint64_t(host.kv_t0) * channels,
                        uint64_t(host.kv_tokens) * channels * sizeof(float), row_bytes, rows, cudaMemcpyHostToDevice),
           "cudaMemcpy2D of the KV to the GPU");
     result.upload_ms = timer.stop_ms();
   }
   const DeviceArray<uint8_t> row_q(host.row_q, rows);
-  const DeviceArray<uint8_t> symbols(elements);
-  const DeviceArray<uint16_t> scales(rows * tokens);
-  const DeviceArray<uint16_t> cdf = chunk_cdf ? DeviceArray<uint16_t>(cdf_entries) : DeviceArray<uint16_t>(host.cdf, cdf_entries);
-  const DeviceArray<uint8_t> scratch(units * job.unit_capacity());
-  const DeviceArray<uint32_t> unit_start(units), unit_bytes(units);
-  const DeviceArray<uint8_t> ac_codes(units);
+  DeviceEncodeBuffers buffers{
+      DeviceArray<uint8_t>(elements),
+      DeviceArray<uint16_t>(rows * tokens),
+      chunk_cdf ? DeviceArray<uint16_t>(cdf_entries) : DeviceArray<uint16_t>(host.cdf, cdf_entries),
+      DeviceArray<uint8_t>(units * job.unit_capacity()),
+      DeviceArray<uint32_t>(units),
+      DeviceArray<uint32_t>(units),
+      DeviceArray<uint8_t>(units)};
   const DeviceArray<uint64_t> offset(units);
   const DeviceArray<unsigned long long> first_bad(1);
-  job.kv = kv.get();
+  job.kv = kv.data();
   job.kv_tokens = job.tokens;
   job.kv_t0 = 0;
-  job.row_q = row_q.get();
-  job.symbols = symbols.get();
-  job.scales = scales.get();
-  job.cdf = cdf.get();
-  job.scratch = scratch.get();
-  job.unit_start = unit_start.get();
-  job.unit_bytes = unit_bytes.get();
-  job.ac_codes = ac_codes.get();
+  job.row_q = row_q.data();
+  point_at_buffers(job, buffers);
 
   {
     std::vector<unsigned long long> bad(1, kNoBadToken);
     GpuTimer timer;
     for (const bool anchors : {true, false}) {
       if (!anchors && job.delta_group == 0) break;
-      check(cudaMemcpy(first_bad.get(), bad.data(), sizeof bad[0], cudaMemcpyHostToDevice), "cudaMemcpy");
-      quantize_kernel<<<blocks_for(rows * tokens), kBlock>>>(job, anchors, first_bad.get());
+      check(cudaMemcpy(first_bad.data(), bad.data(), sizeof bad[0], cudaMemcpyHostToDevice), "cudaMemcpy");
+      quantize_kernel<<<blocks_for(rows * tokens), kBlock>>>(job, anchors, first_bad.data());
       check(cudaGetLastError(), "the quantize kernel");
       first_bad.download(bad);
       if (bad[0] != kNoBadToken) {  // the CPU stops at the same token: the first of the pass
@@ -162,29 +167,29 @@ bool gpu_encode_chunk(const CacheGenEncodeJob& host, bool chunk_cdf, GpuEncodeRe
     check(cudaGetLastError(), "an entropy encode kernel");
     result.entropy_ms = timer.stop_ms();
   }
-  unit_bytes.download(result.unit_bytes);
+  buffers.unit_bytes.download(result.unit_bytes);
   uint64_t total = 0;
   for (const uint32_t bytes : result.unit_bytes) total += bytes;
   const DeviceArray<uint8_t> data(total);
   {
     size_t temp_bytes = 0;
-    check(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, unit_bytes.get(), offset.get(), units), "CUB scan size");
+    check(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, buffers.unit_bytes.data(), offset.data(), units), "CUB scan size");
     const DeviceArray<uint8_t> temp(temp_bytes);
     GpuTimer timer;
-    check(cub::DeviceScan::ExclusiveSum(temp.get(), temp_bytes, unit_bytes.get(), offset.get(), units), "CUB scan");
-    compact_kernel<<<static_cast<unsigned>(units), kBlock>>>(job, offset.get(), data.get());
+    check(cub::DeviceScan::ExclusiveSum(temp.data(), temp_bytes, buffers.unit_bytes.data(), offset.data(), units), "CUB scan");
+    compact_kernel<<<static_cast<unsigned>(units), kBlock>>>(job, offset.data(), data.data());
     check(cudaGetLastError(), "the compact kernel");
     result.compact_ms = timer.stop_ms();
   }
   {  // the reference: a device-to-device copy of the chunk's fp16 bytes
     const DeviceArray<uint16_t> copy(elements);
     GpuTimer timer;
-    check(cudaMemcpy(copy.get(), kv.get(), elements * sizeof(uint16_t), cudaMemcpyDeviceToDevice), "cudaMemcpy D2D");
+    check(cudaMemcpy(copy.data(), kv.data(), elements * sizeof(uint16_t), cudaMemcpyDeviceToDevice), "cudaMemcpy D2D");
     result.copy_ms = timer.stop_ms();
   }
-  scales.download(result.scales);
-  if (chunk_cdf) cdf.download(result.cdf);
-  if (!job.rans) ac_codes.download(result.ac_codes);
+  buffers.scales.download(result.scales);
+  if (chunk_cdf) buffers.cdf.download(result.cdf);
+  if (!job.rans) buffers.ac_codes.download(result.ac_codes);
   data.download(result.data);
   return true;
 }

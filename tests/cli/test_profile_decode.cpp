@@ -9,6 +9,7 @@
 #include "profiling/shipped_profiles.h"
 #include "sim/hardware_profile.h"
 #include "tests/cli/cli_test.h"
+#include "tests/sim/sim_test_support.h"
 
 namespace kvstream {
 namespace {
@@ -18,16 +19,7 @@ namespace fs = std::filesystem;
 
 // What scripts/gpu-check.sh writes: the decode object alone.
 nlohmann::json gpu_decode() {
-  return nlohmann::json::parse(R"({
-    "source": "measured: scripts/gpu-check.sh on a test GPU",
-    "device": "cuda: test GPU",
-    "throughputs": [
-      {"codec": "cachegen", "level": 1, "fp16_bytes_per_s": 1.0e9},
-      {"codec": "cachegen", "level": 2, "fp16_bytes_per_s": 2.0e9},
-      {"codec": "cachegen", "level": 3, "fp16_bytes_per_s": 4.0e9},
-      {"codec": "quant:bits=8", "level": 1, "fp16_bytes_per_s": 8.0e9}
-    ]
-  })");
+  return sim::test::decode_section("measured: scripts/gpu-check.sh on a test GPU", "cuda: test GPU", 1.0e9, 8.0e9);
 }
 
 class ProfileDecodeCli : public test_support::CliTest {

@@ -1,5 +1,8 @@
-// Small builders shared by the sim tests: hand-made profiles and traces.
+// Small builders shared by the sim tests and the CLI tests of decode sections: hand-made
+// profiles, traces and hardware profiles.
 #pragma once
+#include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 #include "sim/context_profile.h"
@@ -32,6 +35,17 @@ inline traces::BandwidthTrace gbps_trace(const std::vector<std::pair<double, dou
   for (const auto& [duration_s, gbps] : pieces) segments.push_back({duration_s, gbps * 1e9});
   segments.push_back({1000, pieces.back().second * 1e9});
   return traces::BandwidthTrace(segments, "hand");
+}
+
+// A hardware profile's "decode" section (sim/hardware_profile.h): cachegen levels 1, 2, 3 at
+// cachegen_l1, 2x and 4x that many fp16 bytes/s, and quant:bits=8 at quant8.
+inline nlohmann::json decode_section(const std::string& source, const std::string& device, double cachegen_l1,
+                                     double quant8) {
+  nlohmann::json throughputs = nlohmann::json::array();
+  for (int level = 1; level <= 3; ++level)
+    throughputs.push_back({{"codec", "cachegen"}, {"level", level}, {"fp16_bytes_per_s", cachegen_l1 * (1 << (level - 1))}});
+  throughputs.push_back({{"codec", "quant:bits=8"}, {"level", 1}, {"fp16_bytes_per_s", quant8}});
+  return {{"source", source}, {"device", device}, {"throughputs", throughputs}};
 }
 
 inline HardwareProfile linear_prefill(double seconds_per_token) {

@@ -13,20 +13,14 @@ namespace kvstream::sim {
 namespace {
 
 nlohmann::json profile_json() {
-  return nlohmann::json::parse(R"({
+  nlohmann::json json = nlohmann::json::parse(R"({
     "device": "cpu: test", "kind": "measured", "model": "mistral-7b",
-    "prefill_cost_model": {"a": 0.01, "b": 0.001, "c": 0},
-    "decode": {
-      "source": "measured: kvstream profile-decode on a test CPU, 1 thread, kv/x.safetensors, chunk 512 tokens",
-      "device": "cpu: test",
-      "throughputs": [
-        {"codec": "cachegen", "level": 1, "fp16_bytes_per_s": 1.0e8},
-        {"codec": "cachegen", "level": 2, "fp16_bytes_per_s": 2.0e8},
-        {"codec": "cachegen", "level": 3, "fp16_bytes_per_s": 4.0e8},
-        {"codec": "quant:bits=8", "level": 1, "fp16_bytes_per_s": 2.0e9}
-      ]
-    }
+    "prefill_cost_model": {"a": 0.01, "b": 0.001, "c": 0}
   })");
+  json["decode"] = test::decode_section(
+      "measured: kvstream profile-decode on a test CPU, 1 thread, kv/x.safetensors, chunk 512 tokens", "cpu: test", 1.0e8,
+      2.0e9);
+  return json;
 }
 
 TEST(DecodeThroughputs, ParsesTheDecodeSection) {
@@ -105,7 +99,7 @@ TEST(DecodeThroughputs, LevelNamesGiveBackTheirCodecAndLevel) {
   EXPECT_EQ(level_of("cachegen:x", "cachegen"), std::nullopt);
   EXPECT_EQ(level_of("cachegen:", "cachegen"), std::nullopt);
   EXPECT_EQ(level_of("quant:bits=8", "quant"), std::nullopt);
-  for (const LevelName name : {LevelName{"cachegen:delta=10", 3, true}, LevelName{"quant:bits=8", 1, false},
+  for (const LevelName& name : {LevelName{"cachegen:delta=10", 3, true}, LevelName{"quant:bits=8", 1, false},
                                LevelName{"cachegen", 1, true}}) {
     const auto back = LevelName::parse(name.format(), name.codec);
     ASSERT_TRUE(back) << name.format();
