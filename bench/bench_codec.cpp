@@ -1,6 +1,6 @@
 // Google Benchmark for the codecs on the real KV fixture (4 contexts x 512 tokens, stories260K),
 // chunk 512, one thread. Throughput is reported in bytes/s of fp16 KV, like `kvstream codec-bench`.
-// Run: build/tests/bench_codec [--benchmark_filter=cachegen]
+// Run: build/bench/bench_codec [--benchmark_filter=cachegen]
 #include <benchmark/benchmark.h>
 
 #include "codec/codec.h"

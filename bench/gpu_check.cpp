@@ -87,7 +87,7 @@ int main(int argc, char** argv) {
               kRepetitions);
   if (argc > 1) {
     const nlohmann::json decode = {
-        {"source", "measured: scripts/gpu-check.sh (tests/bench/gpu_check.cpp) on " + device +
+        {"source", "measured: scripts/gpu-check.sh (bench/gpu_check.cpp) on " + device +
                        ", a Mistral-7B-shaped chunk of 1024 tokens of synthetic KV, kernel time, median of " +
                        std::to_string(kRepetitions)},
         {"device", device},

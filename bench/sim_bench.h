@@ -1,5 +1,6 @@
-// `kvstream sim-bench`: how fast the simulator is (issue 4 targets: >= 2 million events/s on one
-// core; 10,000 single-request runs over real traces x policies x SLOs in < 10 s on 2 cores).
+// `kvstream sim-bench`: how fast the simulator is. Its targets: >= 2 million events/s on one core;
+// 10,000 single-request runs over real traces x policies x SLOs in < 10 s on 2 cores
+// (docs/SIMULATION.md has the measurements).
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>

@@ -1,4 +1,4 @@
-// The artifact's 32-bit binary arithmetic coder (CACHEGEN.md §4.4 encoder, §5.2 decoder), one
+// The artifact's 32-bit binary arithmetic coder (docs/CACHEGEN.md §4.4 encoder, §5.2 decoder), one
 // stream of n symbols at a time with one 16-bit CDF row (cdf.h). Witten–Neal–Cleary style: E1/E2
 // renormalisation emits a settled top bit, E3 (straddling the middle) defers it as a pending bit.
 //

@@ -1,4 +1,4 @@
-// The CacheGen codec (CACHEGEN.md §4–§5), faithful to the artifact by default:
+// The CacheGen codec (docs/CACHEGEN.md §4–§5), faithful to the artifact by default:
 //   quantize (per-token absmax, per-layer bins from the ladder level) -> per-(row, channel) 16-bit
 //   CDF over the chunk -> the 32-bit arithmetic coder, one stream per (row, channel) per sub-chunk of
 //   <= 256 tokens.

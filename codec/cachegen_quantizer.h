@@ -1,4 +1,4 @@
-// CacheGen's quantization stage (CACHEGEN.md §4.1, and the paper's anchor/delta option, §3):
+// CacheGen's quantization stage (docs/CACHEGEN.md §4.1, and the paper's anchor/delta option, §3):
 // a chunk becomes symbols [2L][T][C] (uint8, CacheGen row order) plus one fp16 scale per (row, token).
 //
 // Token modes:

@@ -1,4 +1,4 @@
-// 16-bit cumulative frequency tables, the CacheGen way (CACHEGEN.md §4.2, kernel `calculate_cdf`).
+// 16-bit cumulative frequency tables, the CacheGen way (docs/CACHEGEN.md §4.2, kernel `calculate_cdf`).
 //
 // For an alphabet of M symbols with counts n[k] (N = sum n[k] > 0):
 //     cdf[k] = floor((65535 - M) * cum[k] / N) + k,   k = 0..M,   cum[k] = n[0] + ... + n[k-1]

@@ -1,4 +1,4 @@
-// The Codec interface and the registry that names every codec (ARCHITECTURE.md §4 codec/).
+// The Codec interface and the registry that names every codec (docs/ARCHITECTURE.md §4 codec/).
 // A codec encodes one chunk at one level of its ladder into a bitstream (bitstream.h); decoding needs
 // nothing but the bitstream (and, for CacheGen's offline-CDF option, the referenced table).
 //

@@ -1,4 +1,4 @@
-// Baseline "kivi": KIVI-style asymmetric 2/4-bit quantization (CACHEGEN.md §14 item 3). K is quantized
+// Baseline "kivi": KIVI-style asymmetric 2/4-bit quantization (docs/CACHEGEN.md §14 item 3). K is quantized
 // per channel (for each layer and channel, `group` consecutive tokens share a min and a scale), V per
 // token (for each layer and token, `group` consecutive channels share them); the last group may be
 // partial. Unlike KIVI itself there is no full-precision residual window of recent tokens: every token

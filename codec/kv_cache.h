@@ -1,4 +1,4 @@
-// The KV cache in kvstream's canonical layout [L][2][T][C] (ARCHITECTURE.md §3): for each layer,
+// The KV cache in kvstream's canonical layout [L][2][T][C] (docs/ARCHITECTURE.md §3): for each layer,
 // K then V, each token-major with C = H·D channels (channel = head·D + dim). fp32 in memory.
 // A chunk is a token range [t0, t1) of one context, the unit of streaming and of independent decoding.
 #pragma once

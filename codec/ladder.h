@@ -1,4 +1,4 @@
-// CacheGen quality ladders (CACHEGEN.md §7): a level assigns a bin count to every K and V layer.
+// CacheGen quality ladders (docs/CACHEGEN.md §7): a level assigns a bin count to every K and V layer.
 // Ladders are JSON files in codec/ladders/ (FORMAT.md documents the schema); a ladder is written for
 // a reference layer count and mapped to a model's L by its layer rule:
 //   exact  the model must have exactly that many layers (the artifact's Mistral-7B and 70B tables)

@@ -1,4 +1,4 @@
-// Offline per-model CDF tables (CACHEGEN.md §3 "profiled offline per model", §14 item 1): symbol
+// Offline per-model CDF tables (docs/CACHEGEN.md §3 "profiled offline per model", §14 item 1): symbol
 // histograms over profiling contexts, one 16-bit CDF per (level, row, channel), stored once in a
 // .kvcdf file and referenced from each bitstream by a 64-bit id instead of shipping a table per chunk.
 // File layout (little-endian; FORMAT.md §"Offline CDF table"):

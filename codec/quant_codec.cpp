@@ -1,4 +1,4 @@
-// Baseline "quant": N-bit per-token vector-wise quantization (CACHEGEN.md §12 "Baselines"); at bits=8
+// Baseline "quant": N-bit per-token vector-wise quantization (docs/CACHEGEN.md §12 "Baselines"); at bits=8
 // it is the paper's 8-bit baseline, q = round(x·127/m). Every (row, token) has its own absmax scale m
 // (vector_quantizer.h, round then offset) with Q = 2^(bits-1) - 1; symbols q + Q lie in [0, 2Q] and are
 // bit-packed without entropy coding. Invariant: |x - x̂| <= m / (2Q) up to float32 rounding.

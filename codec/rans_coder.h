@@ -1,4 +1,4 @@
-// Interleaved rANS over the CacheGen probability model (CACHEGEN.md §9; ryg_rans' 32-bit state with
+// Interleaved rANS over the CacheGen probability model (docs/CACHEGEN.md §9; ryg_rans' 32-bit state with
 // 16-bit words). The CDF rows of cdf.h total exactly 2^16, so they are used as they are: symbol s has
 // start = cdf[s] and freq = top(s) - cdf[s] >= 1 out of 2^16.
 //

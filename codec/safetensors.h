@@ -2,7 +2,7 @@
 // mapping tensor names to {dtype, shape, data_offsets} plus optional "__metadata__" strings, then the
 // raw little-endian data. Reading validates every offset and size; writing is atomic (temp + rename).
 //
-// KV dumps (ARCHITECTURE.md §5) hold tensor "kv" [L,2,T,C] (or [N,L,2,T,C] for N contexts, like the
+// KV dumps (docs/ARCHITECTURE.md §5) hold tensor "kv" [L,2,T,C] (or [N,L,2,T,C] for N contexts, like the
 // shared fixture) in F16, BF16 or F32, metadata "H" and "D" (KV heads, head dim) and optionally an
 // I32 tensor "tokens" [T] or [N,T].
 #pragma once

@@ -1,4 +1,4 @@
-// Per-token vector-wise absmax quantization (CACHEGEN.md §4.1), shared by the CacheGen codec and the
+// Per-token vector-wise absmax quantization (docs/CACHEGEN.md §4.1), shared by the CacheGen codec and the
 // N-bit baseline. One token's C channels share one scale m = max_c |x[c]|, stored as fp16 rounded
 // *up*, so |x| <= m always holds and every symbol stays in [0, 2Q].
 //

@@ -1,4 +1,4 @@
-// Finds data files that the project uses but does not ship (ARCHITECTURE.md §6).
+// Finds data files that the project uses but does not ship (docs/ARCHITECTURE.md §6).
 // Search order: $KVSTREAM_DATA, then ../shared/data beside the repository, then the user cache
 // ($XDG_CACHE_HOME or ~/.cache, + /kvstream/data) that scripts/fetch-data.sh fills.
 #pragma once

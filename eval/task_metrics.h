@@ -1,4 +1,4 @@
-// Task-quality metrics of CacheGen's evaluation (shared/docs/CACHEGEN.md §12 "Metrics"), computed
+// Task-quality metrics of CacheGen's evaluation (docs/CACHEGEN.md §12 "Metrics"), computed
 // locally: LongBench's token F1 (TriviaQA, NarrativeQA) and LongChat first-topic accuracy, with a
 // normalised-containment check standing in for the artifact's gpt-3.5-turbo judge. Plus the JSONL
 // readers for both record schemas.

@@ -1,5 +1,5 @@
 // Task quality of decoded KV (`kvstream quality --tasks FILE.jsonl`): CacheGen's accuracy
-// evaluation (shared/docs/CACHEGEN.md §12) with local metrics (task_metrics.h). For each LongChat or
+// evaluation (docs/CACHEGEN.md §12) with local metrics (task_metrics.h). For each LongChat or
 // LongBench record: tokenize the prompt (with BOS), prefill all but its last token, round that KV to
 // fp16 (the reference), encode/decode it per codec and level (one chunk, as `kvstream quality`
 // does), then feed the last prompt token and greedy-generate up to G tokens (stopping at EOS) from

@@ -47,7 +47,7 @@ struct ContextSetConfig {
 };
 
 // Scales KV bytes (and encode/decode times) from the profiled model to a real architecture's
-// fp16 bytes per token, e.g. Mistral-7B's 128 KiB (experiments/kv_scale.h).
+// fp16 bytes per token, e.g. Mistral-7B's 128 KiB (profiling/kv_scale.h).
 struct KvScaleConfig {
   std::string name;
   double fp16_bytes_per_token = 0;

@@ -27,7 +27,7 @@ struct LlamaConfig {
 
   int head_dim() const { return dim / n_heads; }
   int kv_channels() const { return n_kv_heads * head_dim(); }  // C of the KV cache
-  // fp16 KV bytes per token: 2 (K, V) x layers x C x 2 bytes (CACHEGEN.md §2).
+  // fp16 KV bytes per token: 2 (K, V) x layers x C x 2 bytes (docs/CACHEGEN.md §2).
   double fp16_kv_bytes_per_token() const { return 2.0 * n_layers * kv_channels() * 2.0; }
 };
 

@@ -1,4 +1,4 @@
-// Context profiles measured on a real model (ARCHITECTURE.md §1 step 1, "Offline, per context"):
+// Context profiles measured on a real model (docs/ARCHITECTURE.md §1 step 1, "Offline, per context"):
 // prefill the context chunk by chunk, encode every chunk at every level of every codec, decode it
 // again, time both, and score the decoded KV. The result is the simulator's input
 // (sim/context_profile.h, JSON in sim/README.md "Context profile JSON") plus per-level measurements

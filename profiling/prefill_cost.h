@@ -1,4 +1,4 @@
-// The prefill cost model of a hardware profile (README "Prefill timing profiles", sim/hardware_profile.h):
+// The prefill cost model of a hardware profile (docs/PROFILES.md, sim/hardware_profile.h):
 // the time to prefill a chunk of n tokens after a prefix of p tokens already in the KV cache, which
 // is what recomputing a text chunk costs. Timed points (profiling/prefill_profiler.h) or analytic ones
 // (FLOPs / (peak FLOP/s x efficiency) for a named GPU) are fitted to
@@ -41,7 +41,7 @@ struct GpuSpec {
 const std::vector<GpuSpec>& analytic_gpus();  // a40, a100, h100
 std::vector<PrefillPoint> analytic_prefill(const models::LlamaConfig& config, const GpuSpec& gpu, const ProfileGrid& grid);
 
-// The hardware-profile JSON (documented in README "Prefill timing profiles").
+// The hardware-profile JSON (sim/README.md "Hardware profile JSON", docs/PROFILES.md).
 nlohmann::json prefill_profile_json(const std::string& kind, const std::string& device, const models::LlamaConfig& config,
                                     int layers_timed, const std::vector<PrefillPoint>& points, const std::string& notes);
 

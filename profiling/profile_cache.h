@@ -1,6 +1,6 @@
-// The cache of measured context profiles (issue 5 "Context profiling is a cached stage"): profiling
-// a context (prefill, encode/decode of every chunk at every level, quality) is done once and reused
-// by every trace, policy and SLO, and by later runs. An entry is named by the hash of everything
+// The cache of measured context profiles, the cached stage of `kvstream run`: profiling a context
+// (prefill, encode/decode of every chunk at every level, quality) is done once and reused by every
+// trace, policy and SLO, and by later runs. An entry is named by the hash of everything
 // the measurement depends on (model, the context's tokens, chunking, codecs, levels, profiler
 // version) and holds those inputs beside the result, so a hash collision is detected, not used.
 // Entries are written atomically; a corrupt entry is reported with its path.

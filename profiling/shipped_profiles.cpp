@@ -4,7 +4,7 @@
 #include <stdexcept>
 
 #ifndef KVSTREAM_HARDWARE_DIR
-#error "KVSTREAM_HARDWARE_DIR (experiments/hardware) must be defined by the build"
+#error "KVSTREAM_HARDWARE_DIR (profiling/hardware) must be defined by the build"
 #endif
 
 namespace kvstream::profiling {

@@ -1,7 +1,7 @@
-// Hardware profiles shipped in experiments/hardware/ (README "Prefill timing profiles"), found by
+// Hardware profiles shipped in profiling/hardware/ (docs/PROFILES.md), found by
 // name so that `--hardware a40_mistral-7b` works from any directory.
 //
-// GPU profiles measured by scripts/gpu-prefill.sh live in experiments/hardware/measured/, named like
+// GPU profiles measured by scripts/gpu-prefill.sh live in profiling/hardware/measured/, named like
 // the analytic ones (<gpu>_<model>.json). A measured profile wins over the analytic profile of the
 // same name wherever one exists, and the choice says which analytic profile it replaced.
 #pragma once
@@ -11,7 +11,7 @@
 
 namespace kvstream::profiling {
 
-std::filesystem::path shipped_hardware_dir();  // experiments/hardware of the source tree
+std::filesystem::path shipped_hardware_dir();  // profiling/hardware of the source tree
 
 // Names without .json, sorted, each once (measured/ and the folder itself together).
 std::vector<std::string> shipped_hardware_profiles(const std::filesystem::path& dir = shipped_hardware_dir());

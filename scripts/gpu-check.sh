@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU checks of the codec (issue 6), for a machine that has only the CUDA toolkit and a C++20
+# The GPU checks of the codec, for a machine that has only the CUDA toolkit and a C++20
 # compiler: no Debian -dev packages, no package registry. Two steps:
 #
 #   bash scripts/gpu-check.sh --prepare   here (a machine with scripts/setup.sh's packages): copies what

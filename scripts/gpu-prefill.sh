@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Measured GPU prefill profiles (issue 6), for a machine that has only a CUDA PyTorch, the CUDA
+# Measured GPU prefill profiles, for a machine that has only a CUDA PyTorch, the CUDA
 # toolkit, CMake and a C++ compiler: no Debian -dev packages, no package registry. Two steps:
 #
 #   bash scripts/gpu-prefill.sh --prepare   here (a machine with scripts/setup.sh's packages): copies the
@@ -12,8 +12,8 @@
 #                                           shaped models in bf16 and writes <gpu>_<model>.json profiles
 #                                           into ${OUT:-build-gpu-prefill/profiles}
 #
-# Copy the profiles into experiments/hardware/measured/ to ship them: there they replace the analytic
-# profile of the same name (README "Prefill timing profiles").
+# Copy the profiles into profiling/hardware/measured/ to ship them: there they replace the analytic
+# profile of the same name (docs/PROFILES.md).
 # Variables: PYTHON (default python3), OUT (where the profiles go), GPU_PREFILL_ARGS (extra options of
 # the tool, e.g. "--reps 5"; see build-gpu-prefill/gpu_prefill --help).
 set -euo pipefail
@@ -63,4 +63,4 @@ grep -E "^-- (gpu_prefill|Found CUDA|Caffe2: CUDA detected)" "$build/configure.l
 cmake --build "$build" -j "$(nproc)"
 # shellcheck disable=SC2086
 "$build/gpu_prefill" --device cuda --dtype bf16 --out-dir "$out" ${GPU_PREFILL_ARGS:-}
-echo "gpu-prefill: profiles in $out (copy them into experiments/hardware/measured/ to ship them)"
+echo "gpu-prefill: profiles in $out (copy them into profiling/hardware/measured/ to ship them)"

@@ -1,5 +1,5 @@
 // The context profile: everything the simulator needs to know about one context, measured offline
-// (ARCHITECTURE.md §1 step 1): per chunk, the bytes, encode/decode times and quality of every level
+// (docs/ARCHITECTURE.md §1 step 1): per chunk, the bytes, encode/decode times and quality of every level
 // of the ladder, the bytes of the chunk as text, and optionally a measured recompute time.
 //
 // Quality is a number in [0, 1] per (chunk, level) where 1 means "the same as the original KV"

@@ -1,4 +1,4 @@
-// The hardware profile the simulator reads (written by `kvstream profile-prefill`, README "Prefill
+// The hardware profile the simulator reads (written by `kvstream profile-prefill`, docs/PROFILES.md
 // timing profiles"): the prefill cost model of a (device, model) pair and where it came from, and
 // optionally the decoder throughputs measured on a device (`kvstream profile-decode`, or
 // scripts/gpu-check.sh on a GPU).

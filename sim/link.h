@@ -1,4 +1,4 @@
-// The network between the KV store and the GPU (ARCHITECTURE.md §4 sim/): capacity follows a
+// The network between the KV store and the GPU (docs/ARCHITECTURE.md §4 sim/): capacity follows a
 // bandwidth trace. Two models behind one interface:
 //   SharedLink        a time-indexed trace shared fairly (processor sharing) by concurrent transfers;
 //   ChunkIndexedLink  CacheGen's per-chunk traces: chunk c travels at the trace's c-th rate, one

@@ -15,27 +15,27 @@ std::vector<PolicyInfo>& registry() {
   static std::vector<PolicyInfo> policies = {
       {"fixed", "fixed:<level>  every chunk at one profile level, e.g. fixed:cachegen:2", false, Recompute::kNever,
        make_fixed, "level"},
-      {"text", "text  every chunk as text, recomputed (full prefill)", false, Recompute::kYes, make_text},
+      {"text", "text  every chunk as text, recomputed (full prefill)", false, Recompute::kYes, make_text, ""},
       {"quant8", "quant8  the 8-bit quantization baseline as a one-level ladder (level quant:bits=8)", false,
-       Recompute::kNever, make_quant8},
+       Recompute::kNever, make_quant8, ""},
       {"cachegen-artifact",
        "cachegen-artifact[:ladder=cachegen]  the artifact's rule: true per-chunk bandwidth, "
        "budget SLO/round(N/S) per chunk, best level whose transfer fits, else text (ORACLE)",
-       true, Recompute::kYes, make_cachegen_artifact},
+       true, Recompute::kYes, make_cachegen_artifact, ""},
       {"cachegen",
        "cachegen[:estimator=last,window=5,alpha=0.5,first=<level>,ladder=cachegen,text=1]  the paper's rule: "
        "estimated throughput, remaining budget SLO - elapsed, best level whose remaining chunks fit, text when "
        "recompute is faster",
-       false, Recompute::kUnlessTextOff, make_cachegen},
+       false, Recompute::kUnlessTextOff, make_cachegen, ""},
       {"mpc",
        "mpc[:horizon=5,estimator=robust,window=5,alpha=0.5,ladder=cachegen,text=1,prior_gbps=G]  look-ahead over the "
        "next horizon chunks maximising quality with predicted completion before the deadline; before the first "
        "sample it predicts prior_gbps, or without it sends the middle level",
-       false, Recompute::kUnlessTextOff, make_mpc},
+       false, Recompute::kUnlessTextOff, make_mpc, ""},
       {"oracle-dp",
        "oracle-dp[:ladder=cachegen,text=1]  knows the future trace: the plan of best quality that meets the SLO "
        "(else the smallest TTFT); exact for a request alone on the link and GPU (ORACLE)",
-       true, Recompute::kUnlessTextOff, make_oracle_dp},
+       true, Recompute::kUnlessTextOff, make_oracle_dp, ""},
   };
   return policies;
 }

@@ -1,4 +1,4 @@
-// Adaptation policies (CACHEGEN.md §11): before each chunk is requested, pick a level of the
+// Adaptation policies (docs/CACHEGEN.md §11): before each chunk is requested, pick a level of the
 // profile's ladder or text. Policies see only what a real sender sees (the profile, the elapsed
 // time, this request's past transfers), except those named oracle, which may also use the
 // exact single-request timeline with the true trace.

@@ -1,4 +1,4 @@
-// What the simulator reports per request (issue 4 "Output per request").
+// What the simulator reports per request (sim/README.md: per-request output).
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>

@@ -14,7 +14,7 @@ enum class DecodeTime {
 
 struct SimConfig {
   double slo_s = 1.0;                  // TTFT objective of every request
-  // Chunk i+1 is in flight while chunk i is decoded (paper §5.3 / CACHEGEN.md §11.1). Off: the
+  // Chunk i+1 is in flight while chunk i is decoded (paper §5.3 / docs/CACHEGEN.md §11.1). Off: the
   // next chunk is requested only once every earlier chunk's KV is ready, like the artifact.
   bool pipelining = true;
   // Decode and prefill run on separate executors (e.g. CUDA streams) and may overlap; otherwise one
@@ -23,7 +23,7 @@ struct SimConfig {
   double request_rtt_s = 0;            // once per request, before its first chunk request
   double chunk_rtt_s = 0;              // before the bytes of every chunk request start to flow
   int64_t query_tokens = 0;            // prefilled after the context; its end is the first token
-  // Artifact timing (CACHEGEN.md §11.2): a text chunk costs this constant in all, instead of its
+  // Artifact timing (docs/CACHEGEN.md §11.2): a text chunk costs this constant in all, instead of its
   // transfer plus the prefill cost model; with decode_costs_time = false decoding costs nothing.
   std::optional<double> fixed_recompute_s;
   bool decode_costs_time = true;
@@ -35,7 +35,7 @@ struct SimConfig {
 // The artifact's chunk_delay: what its adaptation charges for a text chunk, whatever its length.
 inline constexpr double kArtifactChunkDelay_s = 0.2;
 
-// The artifact's timing (CACHEGEN.md §11.2): no pipelining, decoding costs nothing, and a text chunk
+// The artifact's timing (docs/CACHEGEN.md §11.2): no pipelining, decoding costs nothing, and a text chunk
 // costs kArtifactChunkDelay_s unless `config` fixes another recompute time. With it, the simulated
 // TTFT of the cachegen-artifact policy equals the artifact's sum (tests/sim/test_simulation.cpp).
 inline SimConfig with_artifact_timing(SimConfig config) {

@@ -1,4 +1,4 @@
-// The streamer of one request (CACHEGEN.md §11.1): chunks in order, a policy decision before each,
+// The streamer of one request (docs/CACHEGEN.md §11.1): chunks in order, a policy decision before each,
 // transfers over the link, decode or recompute on the executors, then the query prefill. Its
 // semantics are those written out in request_timeline.h.
 #pragma once

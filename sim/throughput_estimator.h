@@ -1,4 +1,4 @@
-// Throughput estimators (CACHEGEN.md §11.4 "Predictors"): predict the link's throughput for the
+// Throughput estimators (docs/CACHEGEN.md §11.4 "Predictors"): predict the link's throughput for the
 // next chunk from the transfers a sender has already seen. Each is a pure function of the history.
 #pragma once
 #include <memory>

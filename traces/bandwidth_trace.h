@@ -4,7 +4,7 @@
 // duration_s(). Queries integrate exactly over segments (prefix sums + binary search), so the
 // simulator never steps time in small increments.
 //
-// A chunk-indexed trace (CacheGen's per-chunk JSONL, CACHEGEN.md §11.3) gives one capacity per
+// A chunk-indexed trace (CacheGen's per-chunk JSONL, docs/CACHEGEN.md §11.3) gives one capacity per
 // chunk instead of per time: segment c is the capacity while chunk c is sent (durations are 1 s
 // placeholders). `chunk_indexed()` says which kind a trace is; the simulator treats them apart.
 #pragma once

@@ -1,4 +1,4 @@
-// The artifact's adaptation rule, exactly (CACHEGEN.md §11.2, run_adaptation.py config_selection):
+// The artifact's adaptation rule, exactly (docs/CACHEGEN.md §11.2, run_adaptation.py config_selection):
 //   n_chunks = round(N / S)      Python's round: half to even; the trailing partial chunk still counts
 //   budget   = SLO / n_chunks    static, no carry-over of slack
 //   per chunk: the TRUE transfer time t of each level, best quality first; the first with

@@ -1,4 +1,4 @@
-// The paper's rule (CACHEGEN.md §11.1): throughput estimated from this request's past transfers;
+// The paper's rule (docs/CACHEGEN.md §11.1): throughput estimated from this request's past transfers;
 // the best level whose remaining chunks all fit in the remaining budget SLO - elapsed at that
 // throughput; if none fits, text when recomputing this chunk beats sending it at the lowest level.
 // Chunk 0 has no measurement: it goes at `first` (default: the middle of the ladder).

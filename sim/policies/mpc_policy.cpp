@@ -1,6 +1,6 @@
 // mpc: model-predictive control over a short horizon, as in MPC video streaming (Yin et al.,
 // SIGCOMM'15), with levels as the bitrate ladder and text as an extra rung with a compute cost
-// (CACHEGEN.md §11.4 "Planner"). A real sender: it sees only this request's past transfers.
+// (docs/CACHEGEN.md §11.4 "Planner"). A real sender: it sees only this request's past transfers.
 //
 // Before every chunk i (re-planning each time):
 //   1. predict the throughput r with the estimator on the request's history; before the first

@@ -1,4 +1,4 @@
-// TEST ORACLE: a line-by-line transcription of the artifact's coder as CACHEGEN.md §4.4 and §5.2
+// TEST ORACLE: a line-by-line transcription of the artifact's coder as docs/CACHEGEN.md §4.4 and §5.2
 // write it (one bit per renormalisation step, a binary search per symbol). codec/arithmetic_coder.h
 // must produce exactly the same bytes and symbols; tests/codec/test_ac_reference.cpp checks that.
 #pragma once

@@ -1,4 +1,4 @@
-// The 32-bit binary arithmetic coder (CACHEGEN.md §4.4 encoder, §5.2 decoder) and the 16-bit CDF
+// The 32-bit binary arithmetic coder (docs/CACHEGEN.md §4.4 encoder, §5.2 decoder) and the 16-bit CDF
 // tables it codes with (§4.2): hand-derived bit vectors, size bounds against the ideal code length,
 // the fixed-capacity overflow contract, seeded round trips and decoding of garbage.
 #include <gtest/gtest.h>

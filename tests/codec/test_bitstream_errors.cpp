@@ -1,4 +1,4 @@
-// Malformed bitstreams (codec/FORMAT.md, CACHEGEN.md §8.2): every decoder failure is a typed
+// Malformed bitstreams (codec/FORMAT.md, docs/CACHEGEN.md §8.2): every decoder failure is a typed
 // BitstreamError naming where it is. Truncation at every region, flipped bytes, absurd shapes and
 // lengths behind a valid CRC, inconsistent CacheGen sections, missing offline tables, .kvs framing
 // errors, and a seeded fuzz loop that may only ever decode or throw BitstreamError.

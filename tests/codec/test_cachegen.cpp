@@ -1,4 +1,4 @@
-// The CacheGen codec (CACHEGEN.md §4–§8) on the real stories260K fixture and on synthetic KV:
+// The CacheGen codec (docs/CACHEGEN.md §4–§8) on the real stories260K fixture and on synthetic KV:
 // round trips for every level, token mode, sub-chunk size and CDF source, checked element-wise
 // against the bound |x - x̂| <= m / (2Q) with m the stored fp16 scale, and bit-for-bit against the
 // quantizer; raw-stream fallback; every section's size against the FORMAT formula.

@@ -1,4 +1,4 @@
-// CacheGen level ladders (CACHEGEN.md §7): the built-in ladders mapped to concrete layer counts,
+// CacheGen level ladders (docs/CACHEGEN.md §7): the built-in ladders mapped to concrete layer counts,
 // against the tables they come from (the artifact's Mistral-7B / 70B configs, LMCache's default and
 // the L=5 scaling of shared/data/SOURCES.md §2a′), and errors for malformed ladder files.
 #include <gtest/gtest.h>
@@ -73,7 +73,7 @@ TEST(Ladder, GenericAtFiveLayersIsTheSourcesTable) {
 TEST(Ladder, GenericAt32LayersIsMistral7b) {
   const Ladder generic = Ladder::from_name_or_path("generic");
   const Ladder mistral = Ladder::from_name_or_path("mistral-7b");
-  // CACHEGEN.md §7 Mistral-7B table: K [0,10) [10,20) [20,32), V [0,2) [2,32).
+  // docs/CACHEGEN.md §7 Mistral-7B table: K [0,10) [10,20) [20,32), V [0,2) [2,32).
   expect_spec(mistral, 1, 32, ranges({{10, 16}, {20, 16}, {32, 12}}), ranges({{2, 16}, {32, 12}}));
   expect_spec(mistral, 2, 32, ranges({{10, 32}, {20, 16}, {32, 16}}), ranges({{2, 32}, {32, 16}}));
   expect_spec(mistral, 3, 32, ranges({{32, 32}}), ranges({{32, 32}}));
@@ -98,7 +98,7 @@ TEST(Ladder, UnknownLevelAndBadLayerCount) {
 }
 
 TEST(Ladder, Llama70bAt80Layers) {
-  // CACHEGEN.md §7 70B row: K [0,20)=32, [20,40)=32, [40,80)=16; V [0,20)=32, [20,80)=16.
+  // docs/CACHEGEN.md §7 70B row: K [0,20)=32, [20,40)=32, [40,80)=16; V [0,20)=32, [20,80)=16.
   expect_spec(Ladder::from_name_or_path("llama-70b"), 1, 80, ranges({{40, 32}, {80, 16}}), ranges({{20, 32}, {80, 16}}));
 }
 

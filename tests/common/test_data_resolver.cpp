@@ -1,4 +1,4 @@
-// The data resolver's search order, fallbacks and error messages (ARCHITECTURE.md §6).
+// The data resolver's search order, fallbacks and error messages (docs/ARCHITECTURE.md §6).
 #include <gtest/gtest.h>
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-// Task metrics (experiments/task_metrics.h): LongBench token F1 against hand-computed values,
+// Task metrics (eval/task_metrics.h): LongBench token F1 against hand-computed values,
 // LongChat containment, and the JSONL reader on the real CacheGen longchat.jsonl and on broken files.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// Task mode of `kvstream quality` (experiments/task_quality.h) on stories260K with hand-made JSONL:
+// Task mode of `kvstream quality` (eval/task_quality.h) on stories260K with hand-made JSONL:
 // each record's label is a word the model itself generates from the reference (fp16) KV, computed
 // here, so the reference score is 1 and a lossless codec (fp16) must score the same. Plus prompt
 // truncation, bad input, the model-dependent defaults and the CLI (including the hint when the

@@ -1,4 +1,4 @@
-// Context profiles measured on a real model (experiments/context_profiler.h): stories260K on
+// Context profiles measured on a real model (profiling/context_profiler.h): stories260K on
 // TinyStories, T = 192 context tokens in chunks of 64, K = 32 continuation tokens, codecs cachegen
 // (levels 1-3), quant:bits=8 and zstd. Checks the profile against the simulator's schema, the chunk
 // layout, the codec costs (cachegen's ladder grows in bytes, zstd is lossless), the quality

@@ -89,7 +89,7 @@ TEST(Simulation, NoCapacityMeansNotCompleted) {
   EXPECT_TRUE(to_json(r)["ttft_s"].is_null());
 }
 
-// The artifact's own adaptation (CACHEGEN.md §11.2) on the first line of traces/cachegen/bw.jsonl,
+// The artifact's own adaptation (docs/CACHEGEN.md §11.2) on the first line of traces/cachegen/bw.jsonl,
 // worked by hand: 10 chunks of 1500 tokens, budget 0.5 s / 10 = 50 ms per chunk. Levels of 30, 20
 // and 12 MB fit when the chunk's bandwidth exceeds 4.8, 3.2 and 1.92 Gbps; otherwise text at 0.2 s.
 TEST(Simulation, CacheGenArtifactRuleOnItsOwnTrace) {

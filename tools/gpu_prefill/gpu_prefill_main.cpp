@@ -1,7 +1,7 @@
 // gpu_prefill: measured prefill profiles of large architectures on a GPU, for the simulator (README
 // "Prefill timing profiles"). For each architecture it builds a model with random weights (timing
 // does not depend on values) directly on the device in the chosen dtype, with as many layers as fit
-// in the device's free memory, times it over the grid (experiments/prefill_profiler: warm-up, median,
+// in the device's free memory, times it over the grid (profiling/prefill_profiler.h: warm-up, median,
 // scaled to the full depth) and writes <device slug>_<architecture>.json into --out-dir.
 //
 // It needs only LibTorch and the header-only nlohmann/json and Eigen, so that a GPU machine with
