@@ -48,8 +48,8 @@ std::vector<std::unique_ptr<codec::Codec>> make_codecs(const std::string& spec_t
                                                        std::string& table_note) {
   const common::Spec spec = codec::parse_codec_spec(spec_text);
   std::vector<std::unique_ptr<codec::Codec>> codecs;
-  const auto options = spec.name() == "cachegen" ? std::optional(codec::cachegen_options(spec)) : std::nullopt;
-  if (!options || !options->offline_cdf || !options->table_path.empty()) {
+  const auto options = codec::offline_tables_to_build(spec_text);
+  if (!options) {
     codecs.push_back(codec::make_codec(spec_text));
     decode_context = codecs.back()->decode_context();
     table_note = spec.string("table", "");
@@ -146,7 +146,7 @@ std::vector<CodecBenchRow> run_codec_bench(const codec::KvFile& kv, const CodecB
           ref2 += x * x;
           row.max_abs_err = std::max(row.max_abs_err, std::fabs(d));
         }
-        if (codec::parse_codec_spec(row.codec).name() == "cachegen" && table_note.empty())
+        if (!row.entropy.empty() && table_note.empty())  // an entropy coder's size against the ideal one
           ideal += codec::cachegen_size_report(row.codec, chunks[i].view, level).ideal_bytes;
       }
       if (ideal > 0) row.ideal_bytes = ideal;

@@ -1,6 +1,7 @@
 // `kvstream quality`: what a lossy KV costs the model, per codec and level: perplexity, KL and top-1
 // agreement on text windows (eval/text_quality.h), or task accuracy/F1 (eval/task_quality.h).
 #include <iostream>
+#include <sstream>
 
 #include "cli/command.h"
 #include "codec/codec.h"
@@ -102,25 +103,26 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
   return o;
 }
 
-void print_row(const eval::QualityRow& row, bool json) {
-  if (json) {
-    std::cout << row.to_json().dump() << std::endl;
-    return;
-  }
-  std::cout << row.codec << " level " << row.level << ": " << row.bytes << " B ("
-            << double(row.fp16_bytes) / double(row.bytes) << "x), ppl " << row.ppl << " (ref " << row.ppl_ref
-            << "), KL " << row.kl_mean << ", top-1 " << row.top1_agree << ", greedy match " << row.greedy_match_tokens
-            << std::endl;
+std::string quality_text(const eval::QualityRow& row) {
+  std::ostringstream text;
+  text << "ppl " << row.ppl << " (ref " << row.ppl_ref << "), KL " << row.kl_mean << ", top-1 " << row.top1_agree
+       << ", greedy match " << row.greedy_match_tokens;
+  return text.str();
 }
 
-void print_row(const eval::TaskQualityRow& row, bool json) {
-  if (json) {
-    std::cout << row.to_json().dump() << std::endl;
-    return;
-  }
-  std::cout << row.codec << " level " << row.level << ": " << row.bytes << " B ("
-            << double(row.fp16_bytes) / double(row.bytes) << "x), " << row.task_metric << " " << row.task_score
-            << " (ref " << row.task_score_ref << ") over " << row.records << " record(s)" << std::endl;
+std::string quality_text(const eval::TaskQualityRow& row) {
+  std::ostringstream text;
+  text << row.task_metric << " " << row.task_score << " (ref " << row.task_score_ref << ") over " << row.records
+       << " record(s)";
+  return text.str();
+}
+
+// A row as JSON, or as "<codec> level <level>: <bytes> B (<ratio>x), <its quality>".
+template <class Row>
+void print_row(const Row& row, bool json) {
+  if (json) std::cout << row.to_json().dump() << std::endl;
+  else std::cout << row.codec << " level " << row.level << ": " << row.bytes << " B ("
+                 << double(row.fp16_bytes) / double(row.bytes) << "x), " << quality_text(row) << std::endl;
 }
 
 void print_record(const eval::TaskRecordReport& r) {

@@ -236,6 +236,14 @@ CacheGenOptions cachegen_options(const common::Spec& spec) {
   return o;
 }
 
+std::optional<CacheGenOptions> offline_tables_to_build(const std::string& spec) {
+  const common::Spec parsed = parse_codec_spec(spec);
+  if (parsed.name() != "cachegen") return std::nullopt;
+  CacheGenOptions options = cachegen_options(parsed);
+  if (!options.offline_cdf || !options.table_path.empty()) return std::nullopt;
+  return options;
+}
+
 CacheGenEncodePlan plan_cachegen_encode(const std::string& spec, const KvShape& shape, int level,
                                         std::shared_ptr<const OfflineCdfTable> table) {
   return CacheGenCodec(parse_codec_spec(spec), std::move(table)).plan(shape, level);

@@ -13,6 +13,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "codec/cachegen_quantizer.h"
@@ -50,6 +51,10 @@ struct CacheGenOptions {
 };
 // Throws std::invalid_argument naming the spec and the bad option.
 CacheGenOptions cachegen_options(const common::Spec& spec);
+// For "cachegen:cdf=offline" without table=PATH, whose tables a caller builds itself (codec-bench
+// builds them leave-one-out): the options the tables are for (ladder, token mode); std::nullopt for
+// every other spec. Throws like cachegen_options.
+std::optional<CacheGenOptions> offline_tables_to_build(const std::string& spec);
 
 }  // namespace kvstream::codec
 

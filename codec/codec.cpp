@@ -8,6 +8,13 @@ namespace kvstream::codec {
 
 common::Spec parse_codec_spec(const std::string& spec) { return common::Spec::parse(spec, "codec"); }
 
+std::vector<uint8_t> SingleLevelCodec::encode(const KvChunkView& chunk, int level, int64_t t0,
+                                              SourceDtype source_dtype) const {
+  if (level != 1)
+    throw std::invalid_argument("codec " + spec() + " has a single level (1), asked for level " + std::to_string(level));
+  return encode_chunk(chunk, t0, source_dtype);
+}
+
 const std::vector<CodecEntry>& codec_registry() {
   static const std::vector<CodecEntry> registry = {fp16_codec_entry(), quant_codec_entry(), kivi_codec_entry(),
                                                    zstd_codec_entry(), cachegen_codec_entry()};

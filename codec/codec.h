@@ -49,6 +49,17 @@ class Codec {
                                       SourceDtype source_dtype = SourceDtype::kFp16) const = 0;
 };
 
+// A codec with one setting, its only level 1 (the baselines): it encodes a chunk with encode_chunk;
+// asking for another level is an error naming the codec.
+class SingleLevelCodec : public Codec {
+ public:
+  std::vector<int> levels() const final { return {1}; }
+  std::vector<uint8_t> encode(const KvChunkView& chunk, int level, int64_t t0, SourceDtype source_dtype) const final;
+
+ protected:
+  virtual std::vector<uint8_t> encode_chunk(const KvChunkView& chunk, int64_t t0, SourceDtype source_dtype) const = 0;
+};
+
 struct CodecEntry {
   std::string name;
   CodecId id;

@@ -6,13 +6,12 @@
 namespace kvstream::codec {
 namespace {
 
-class Fp16Codec final : public Codec {
+class Fp16Codec final : public SingleLevelCodec {
  public:
   std::string spec() const override { return "fp16"; }
-  std::vector<int> levels() const override { return {1}; }
-  std::vector<uint8_t> encode(const KvChunkView& chunk, int level, int64_t t0,
-                              SourceDtype source_dtype) const override {
-    check_single_level("fp16", level);
+
+ protected:
+  std::vector<uint8_t> encode_chunk(const KvChunkView& chunk, int64_t t0, SourceDtype source_dtype) const override {
     BitstreamHeader header{CodecId::kFp16, chunk.shape(), t0, source_dtype};
     return write_bitstream(header, {Section{section_tag("FP16"), pack_fp16(chunk)}});
   }

@@ -17,9 +17,4 @@ std::vector<uint8_t> pack_fp16(const KvChunkView& chunk);
 // Throws BitstreamError(kCorruptPayload) in `section` for NaN/inf values, which no encoder writes.
 KvCache unpack_fp16(std::span<const uint8_t> bytes, const KvShape& shape, const std::string& section);
 
-inline void check_single_level(const std::string& codec, int level) {
-  if (level != 1)
-    throw std::invalid_argument("codec " + codec + " has a single level (1), asked for level " + std::to_string(level));
-}
-
 }  // namespace kvstream::codec

@@ -58,21 +58,19 @@ void check_finite(float x) {
 
 uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
-class KiviCodec final : public Codec {
+class KiviCodec final : public SingleLevelCodec {
  public:
   KiviCodec(int bits, int group) : bits_(bits), group_(group) {}
   std::string spec() const override { return "kivi:bits=" + std::to_string(bits_) + ",group=" + std::to_string(group_); }
-  std::vector<int> levels() const override { return {1}; }
-  std::vector<uint8_t> encode(const KvChunkView& chunk, int level, int64_t t0,
-                              SourceDtype source_dtype) const override;
+
+ protected:
+  std::vector<uint8_t> encode_chunk(const KvChunkView& chunk, int64_t t0, SourceDtype source_dtype) const override;
 
  private:
   int bits_, group_;
 };
 
-std::vector<uint8_t> KiviCodec::encode(const KvChunkView& chunk, int level, int64_t t0,
-                                       SourceDtype source_dtype) const {
-  check_single_level("kivi", level);
+std::vector<uint8_t> KiviCodec::encode_chunk(const KvChunkView& chunk, int64_t t0, SourceDtype source_dtype) const {
   const KvShape s = chunk.shape();
   const int levels = (1 << bits_) - 1;
   const int64_t C = s.channels(), T = s.tokens, G = group_;

@@ -21,14 +21,13 @@ constexpr int kMinBits = 2, kMaxBits = 8;
 
 int q_for_bits(int bits) { return (1 << (bits - 1)) - 1; }
 
-class QuantCodec final : public Codec {
+class QuantCodec final : public SingleLevelCodec {
  public:
   explicit QuantCodec(int bits) : bits_(bits) {}
   std::string spec() const override { return "quant:bits=" + std::to_string(bits_); }
-  std::vector<int> levels() const override { return {1}; }
-  std::vector<uint8_t> encode(const KvChunkView& chunk, int level, int64_t t0,
-                              SourceDtype source_dtype) const override {
-    check_single_level("quant", level);
+
+ protected:
+  std::vector<uint8_t> encode_chunk(const KvChunkView& chunk, int64_t t0, SourceDtype source_dtype) const override {
     const KvShape s = chunk.shape();
     const size_t channels = static_cast<size_t>(s.channels());
     const int q = q_for_bits(bits_);

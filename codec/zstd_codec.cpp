@@ -11,14 +11,13 @@
 namespace kvstream::codec {
 namespace {
 
-class ZstdCodec final : public Codec {
+class ZstdCodec final : public SingleLevelCodec {
  public:
   explicit ZstdCodec(int level) : level_(level) {}
   std::string spec() const override { return "zstd:level=" + std::to_string(level_); }
-  std::vector<int> levels() const override { return {1}; }
-  std::vector<uint8_t> encode(const KvChunkView& chunk, int level, int64_t t0,
-                              SourceDtype source_dtype) const override {
-    check_single_level("zstd", level);
+
+ protected:
+  std::vector<uint8_t> encode_chunk(const KvChunkView& chunk, int64_t t0, SourceDtype source_dtype) const override {
     const std::vector<uint8_t> payload = pack_fp16(chunk);
     std::vector<uint8_t> frame(ZSTD_compressBound(payload.size()));
     // ZSTD_compress writes the content size into the frame header, which decode relies on.

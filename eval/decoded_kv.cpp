@@ -5,6 +5,10 @@
 
 namespace kvstream::eval {
 
+nlohmann::json CodecLevelBytes::to_json() const {
+  return {{"codec", codec}, {"level", level}, {"bytes", bytes}, {"ratio_vs_fp16", double(fp16_bytes) / double(bytes)}};
+}
+
 ReferenceKv fp16_reference(const models::LlamaModel& model, const models::KvState& kv) {
   ReferenceKv r;
   r.cache = to_kv_cache(kv, model.config());

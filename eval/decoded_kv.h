@@ -4,6 +4,8 @@
 // `kvstream quality` (eval/text_quality.h, eval/task_quality.h).
 #pragma once
 #include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 #include "codec/codec_levels.h"
@@ -27,6 +29,15 @@ struct DecodedKv {
   models::KvState state;
 };
 DecodedKv encode_decode(const codec::CodecLevel& codec_level, const codec::KvCache& reference, const models::LlamaModel& model);
+
+// What every quality row says of its (codec, level) besides quality: the bytes of its bitstreams and
+// of the same KV in fp16, summed over the contexts or records.
+struct CodecLevelBytes {
+  std::string codec;  // the codec's canonical spec
+  int level = 1;
+  uint64_t bytes = 0, fp16_bytes = 0;
+  nlohmann::json to_json() const;  // codec, level, bytes, ratio_vs_fp16
+};
 
 // Greedy continuation: feeds `first` after `kv`, then each argmax, `steps` tokens in all. With
 // `stop` >= 0, ends early when `stop` is produced (it is not included).

@@ -50,16 +50,14 @@ double score(const TaskRecord& r, const std::string& prediction) {
 }  // namespace
 
 nlohmann::json TaskQualityRow::to_json() const {
-  return {{"codec", codec},
-          {"level", level},
-          {"bytes", bytes},
-          {"ratio_vs_fp16", double(fp16_bytes) / double(bytes)},
-          {"task_score", task_score},
-          {"task_score_ref", task_score_ref},
-          {"task_metric", task_metric},
-          {"records", records},
-          {"truncated_records", truncated_records},
-          {"prompt_tokens", prompt_tokens}};
+  nlohmann::json j = CodecLevelBytes::to_json();
+  j.update({{"task_score", task_score},
+            {"task_score_ref", task_score_ref},
+            {"task_metric", task_metric},
+            {"records", records},
+            {"truncated_records", truncated_records},
+            {"prompt_tokens", prompt_tokens}});
+  return j;
 }
 
 std::vector<TaskQualityRow> run_task_quality(const models::LoadedModel& m, const TaskQualityOptions& o,

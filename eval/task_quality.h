@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "eval/decoded_kv.h"
 #include "models/model_catalog.h"
 
 namespace kvstream::eval {
@@ -36,10 +37,7 @@ struct TaskQualityOptions {
   std::vector<int> levels;       // empty = every level of each codec
 };
 
-struct TaskQualityRow {
-  std::string codec;
-  int level = 1;
-  uint64_t bytes = 0, fp16_bytes = 0;
+struct TaskQualityRow : CodecLevelBytes {
   double task_score = 0;      // mean accuracy (LongChat) or token F1 (LongBench) on the decoded KV
   double task_score_ref = 0;  // the same on the reference (fp16) KV
   std::string task_metric;    // "longchat_accuracy" or "token_f1"

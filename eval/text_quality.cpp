@@ -58,16 +58,14 @@ std::vector<Context> prepare(const models::LoadedModel& m, const QualityOptions&
 }  // namespace
 
 nlohmann::json QualityRow::to_json() const {
-  return {{"codec", codec},
-          {"level", level},
-          {"bytes", bytes},
-          {"ratio_vs_fp16", double(fp16_bytes) / double(bytes)},
-          {"ppl_ref", ppl_ref},
-          {"ppl", ppl},
-          {"ppl_delta", ppl - ppl_ref},
-          {"kl_mean", kl_mean},
-          {"top1_agree", top1_agree},
-          {"greedy_match_tokens", greedy_match_tokens}};
+  nlohmann::json j = CodecLevelBytes::to_json();
+  j.update({{"ppl_ref", ppl_ref},
+            {"ppl", ppl},
+            {"ppl_delta", ppl - ppl_ref},
+            {"kl_mean", kl_mean},
+            {"top1_agree", top1_agree},
+            {"greedy_match_tokens", greedy_match_tokens}});
+  return j;
 }
 
 std::vector<QualityRow> run_quality(const models::LoadedModel& m, const QualityOptions& o,

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "eval/decoded_kv.h"
 #include "models/model_catalog.h"
 
 namespace kvstream::eval {
@@ -36,10 +37,7 @@ struct QualityOptions {
 // 8 greedy tokens).
 QualityOptions quality_defaults(const std::string& model_name);
 
-struct QualityRow {
-  std::string codec;
-  int level = 1;
-  uint64_t bytes = 0, fp16_bytes = 0;
+struct QualityRow : CodecLevelBytes {
   double ppl_ref = 0, ppl = 0, kl_mean = 0, top1_agree = 0, greedy_match_tokens = 0;
   nlohmann::json to_json() const;
 };

@@ -2,9 +2,9 @@
 
 #include <atomic>
 #include <chrono>
-#include <map>
 #include <mutex>
 #include <ostream>
+#include <set>
 #include <stdexcept>
 #include <thread>
 
@@ -350,6 +350,25 @@ void write_inputs(const ResultDir& result, const ExperimentConfig& config, const
   write_levels_csv(result.file("levels.csv"), level_rows);
 }
 
+// This shard's runs that runs.jsonl (`done`) does not hold yet; counts them all into `report`.
+std::vector<const RunSpec*> runs_to_do(const std::vector<RunSpec>& grid, const Shard& shard,
+                                       const std::vector<nlohmann::json>& done, const ResultDir& result,
+                                       RunnerReport& report) {
+  std::set<std::string> done_ids;
+  for (const auto& line : done) done_ids.insert(line.at("id").get<std::string>());
+  std::vector<const RunSpec*> todo;
+  report.grid_runs = grid.size();
+  for (const auto& run : grid) {
+    if (!shard.owns(run)) continue;
+    ++report.shard_runs;
+    if (done_ids.count(run.id)) ++report.resumed_runs;
+    else todo.push_back(&run);
+  }
+  if (report.resumed_runs != done.size())
+    throw std::runtime_error(result.file("runs.jsonl").string() + " holds runs that are not in this grid or shard");
+  return todo;
+}
+
 nlohmann::json manifest_of(const ExperimentConfig& config, const std::string& config_path, const RunnerOptions& options,
                            const fs::path& cache_dir, const std::vector<LoadedContextSet>& contexts,
                            const std::vector<TraceSet>& trace_sets, const HardwareInputs& hardware,
@@ -394,18 +413,7 @@ RunnerReport run_experiment(const ExperimentConfig& config, const std::string& c
   const std::vector<RunSpec> grid = expand(config, config_path, contexts, trace_sets);
   write_inputs(result, config, resolved, contexts, options.overwrite);
   const std::vector<nlohmann::json> done_lines = read_run_log(result.file("runs.jsonl"));
-  std::map<std::string, bool> done;
-  for (const auto& line : done_lines) done[line.at("id").get<std::string>()] = true;
-  std::vector<const RunSpec*> todo;
-  report.grid_runs = grid.size();
-  for (const auto& run : grid) {
-    if (!options.shard.owns(run)) continue;
-    ++report.shard_runs;
-    if (done.count(run.id)) ++report.resumed_runs;
-    else todo.push_back(&run);
-  }
-  if (report.resumed_runs != done_lines.size())
-    throw std::runtime_error(result.file("runs.jsonl").string() + " holds runs that are not in this grid or shard");
+  const std::vector<const RunSpec*> todo = runs_to_do(grid, options.shard, done_lines, result, report);
 
   nlohmann::json manifest = manifest_of(config, config_path, options, cache_dir, contexts, trace_sets, hardware, report, hash);
   if (options.profiles_only) {  // a directory that already holds runs keeps its manifest
