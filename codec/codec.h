@@ -10,6 +10,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "codec/bitstream.h"
@@ -53,11 +54,16 @@ class Codec {
 // asking for another level is an error naming the codec.
 class SingleLevelCodec : public Codec {
  public:
+  explicit SingleLevelCodec(std::string spec) : spec_(std::move(spec)) {}
+  std::string spec() const final { return spec_; }
   std::vector<int> levels() const final { return {1}; }
   std::vector<uint8_t> encode(const KvChunkView& chunk, int level, int64_t t0, SourceDtype source_dtype) const final;
 
  protected:
   virtual std::vector<uint8_t> encode_chunk(const KvChunkView& chunk, int64_t t0, SourceDtype source_dtype) const = 0;
+
+ private:
+  std::string spec_;  // canonical
 };
 
 struct CodecEntry {

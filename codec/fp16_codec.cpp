@@ -8,7 +8,7 @@ namespace {
 
 class Fp16Codec final : public SingleLevelCodec {
  public:
-  std::string spec() const override { return "fp16"; }
+  Fp16Codec() : SingleLevelCodec("fp16") {}
 
  protected:
   std::vector<uint8_t> encode_chunk(const KvChunkView& chunk, int64_t t0, SourceDtype source_dtype) const override {

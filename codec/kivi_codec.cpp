@@ -60,8 +60,8 @@ uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 class KiviCodec final : public SingleLevelCodec {
  public:
-  KiviCodec(int bits, int group) : bits_(bits), group_(group) {}
-  std::string spec() const override { return "kivi:bits=" + std::to_string(bits_) + ",group=" + std::to_string(group_); }
+  KiviCodec(int bits, int group)
+      : SingleLevelCodec("kivi:bits=" + std::to_string(bits) + ",group=" + std::to_string(group)), bits_(bits), group_(group) {}
 
  protected:
   std::vector<uint8_t> encode_chunk(const KvChunkView& chunk, int64_t t0, SourceDtype source_dtype) const override;

@@ -23,8 +23,7 @@ int q_for_bits(int bits) { return (1 << (bits - 1)) - 1; }
 
 class QuantCodec final : public SingleLevelCodec {
  public:
-  explicit QuantCodec(int bits) : bits_(bits) {}
-  std::string spec() const override { return "quant:bits=" + std::to_string(bits_); }
+  explicit QuantCodec(int bits) : SingleLevelCodec("quant:bits=" + std::to_string(bits)), bits_(bits) {}
 
  protected:
   std::vector<uint8_t> encode_chunk(const KvChunkView& chunk, int64_t t0, SourceDtype source_dtype) const override {

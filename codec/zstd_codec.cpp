@@ -13,8 +13,7 @@ namespace {
 
 class ZstdCodec final : public SingleLevelCodec {
  public:
-  explicit ZstdCodec(int level) : level_(level) {}
-  std::string spec() const override { return "zstd:level=" + std::to_string(level_); }
+  explicit ZstdCodec(int level) : SingleLevelCodec("zstd:level=" + std::to_string(level)), level_(level) {}
 
  protected:
   std::vector<uint8_t> encode_chunk(const KvChunkView& chunk, int64_t t0, SourceDtype source_dtype) const override {

@@ -51,12 +51,8 @@ double score(const TaskRecord& r, const std::string& prediction) {
 
 nlohmann::json TaskQualityRow::to_json() const {
   nlohmann::json j = CodecLevelBytes::to_json();
-  j.update({{"task_score", task_score},
-            {"task_score_ref", task_score_ref},
-            {"task_metric", task_metric},
-            {"records", records},
-            {"truncated_records", truncated_records},
-            {"prompt_tokens", prompt_tokens}});
+  j.update({{"task_score", task_score}, {"task_score_ref", task_score_ref}, {"task_metric", task_metric},
+            {"records", records}, {"truncated_records", truncated_records}, {"prompt_tokens", prompt_tokens}});
   return j;
 }
 

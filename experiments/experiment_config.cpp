@@ -209,12 +209,8 @@ std::optional<DecodeConfig> parse_decode(const JsonNode& node) {
 }  // namespace
 
 const char* to_string(ContextSource source) {
-  switch (source) {
-    case ContextSource::kModel: return "model";
-    case ContextSource::kSynthetic: return "synthetic";
-    case ContextSource::kFiles: return "files";
-  }
-  return "?";
+  static constexpr const char* kNames[] = {"model", "synthetic", "files"};  // in ContextSource's order
+  return kNames[static_cast<int>(source)];
 }
 
 ExperimentConfig parse_experiment_config(const nlohmann::json& json, const std::string& where) {
