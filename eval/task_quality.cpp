@@ -3,8 +3,8 @@
 #include <stdexcept>
 
 #include "common/data_resolver.h"
-#include "eval/task_metrics.h"
 #include "eval/decoded_kv.h"
+#include "eval/task_metrics.h"
 
 namespace kvstream::eval {
 namespace {

@@ -20,23 +20,33 @@ inline std::string read_text(const std::filesystem::path& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+struct CliResult {
+  int rc;
+  std::string out, err;
+};
+
+// Runs `ENV kvstream ARGS` in `dir`; stdout and stderr are captured to files there, then removed.
+inline CliResult run_kvstream(const std::filesystem::path& dir, const std::string& args, const std::string& env = "") {
+  const std::string command =
+      "cd '" + dir.string() + "' && " + env + " '" KVSTREAM_CLI "' " + args + " > stdout.txt 2> stderr.txt";
+  const int status = std::system(command.c_str());
+  CliResult result{WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_text(dir / "stdout.txt"), read_text(dir / "stderr.txt")};
+  std::filesystem::remove(dir / "stdout.txt");
+  std::filesystem::remove(dir / "stderr.txt");
+  return result;
+}
+
+// A run that failed with exit status `rc` (1: bad input, 2: bad usage) and said `message`.
+inline void expect_failure(const CliResult& result, int rc, const std::string& message) {
+  EXPECT_EQ(result.rc, rc) << result.err;
+  EXPECT_NE(result.err.find(message), std::string::npos) << result.err;
+}
+
 class CliTest : public TempDirTest {
  protected:
-  struct Result {
-    int rc;
-    std::string out, err;
-  };
+  using Result = CliResult;
 
-  // Runs `kvstream ARGS` in the temporary directory; stdout and stderr are captured to files there.
-  Result run(const std::string& args) {
-    const std::string command = "cd '" + dir_.string() + "' && '" KVSTREAM_CLI "' " + args + " > stdout.txt 2> stderr.txt";
-    const int status = std::system(command.c_str());
-    Result result{WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_text(dir_ / "stdout.txt"),
-                  read_text(dir_ / "stderr.txt")};
-    std::filesystem::remove(dir_ / "stdout.txt");
-    std::filesystem::remove(dir_ / "stderr.txt");
-    return result;
-  }
+  Result run(const std::string& args) { return run_kvstream(dir_, args); }
 
   // Runs and expects exit 0.
   Result ok(const std::string& args) {

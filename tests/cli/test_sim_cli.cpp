@@ -76,18 +76,17 @@ TEST_F(SimCli, HumanOutputAndErrors) {
   EXPECT_EQ(run("simulate --profile profile.json --trace constant:gbps=1 --policy cachegen").rc, 2);  // no --slo
   EXPECT_EQ(run("simulate --profile profile.json --trace constant:gbps=1 --policy x --slo 1 --requests 3").rc, 2);
   // Bad input: exit 1 with a message that says what was wrong.
-  auto r = run("simulate --profile profile.json --trace constant:gbps=1 --policy nope --slo 1");
-  EXPECT_EQ(r.rc, 1);
-  EXPECT_NE(r.err.find("unknown policy \"nope\""), std::string::npos) << r.err;
-  r = run("simulate --profile profile.json --trace constant:gbps=1 --policy text --slo 1");
-  EXPECT_EQ(r.rc, 1);
-  EXPECT_NE(r.err.find("recompute time is unknown"), std::string::npos) << r.err;
+  test_support::expect_failure(run("simulate --profile profile.json --trace constant:gbps=1 --policy nope --slo 1"), 1,
+                               "unknown policy \"nope\"");
+  test_support::expect_failure(run("simulate --profile profile.json --trace constant:gbps=1 --policy text --slo 1"), 1,
+                               "recompute time is unknown");
   std::ofstream(dir_ / "bad.json") << R"({"chunk_tokens": 10, "levels": [], "chunks": []})";
-  r = run("simulate --profile bad.json --trace constant:gbps=1 --policy text --slo 1");
-  EXPECT_EQ(r.rc, 1);
-  EXPECT_NE(r.err.find("bad.json: $.levels: expected at least one level"), std::string::npos) << r.err;
-  r = run("simulate --profile profile.json --trace constant:gbps=1 --policy text --slo 1 --hardware h100-ish");
-  EXPECT_NE(r.err.find("a40_mistral-7b"), std::string::npos) << r.err;  // lists the shipped profiles
+  test_support::expect_failure(run("simulate --profile bad.json --trace constant:gbps=1 --policy text --slo 1"), 1,
+                               "bad.json: $.levels: expected at least one level");
+  // An unknown hardware profile lists the shipped ones.
+  test_support::expect_failure(
+      run("simulate --profile profile.json --trace constant:gbps=1 --policy text --slo 1 --hardware h100-ish"), 1,
+      "a40_mistral-7b");
 }
 
 TEST_F(SimCli, SimBenchReportsItsKeys) {

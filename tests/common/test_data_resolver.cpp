@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -17,6 +18,21 @@ using namespace kvstream::common;
 namespace {
 
 constexpr const char* kFixture = "kv/stories260K_tinystories_4x512.safetensors";
+
+// The DataNotFound message of `lookup`, after checking that it names `what` and every search root.
+std::string not_found_message(const std::function<void()>& lookup, const std::string& what) {
+  try {
+    lookup();
+  } catch (const DataNotFound& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find(what), std::string::npos) << message;
+    for (const auto& root : data_search_roots())
+      EXPECT_NE(message.find(root.string()), std::string::npos) << "root " << root << " not in: " << message;
+    return message;
+  }
+  ADD_FAILURE() << "expected DataNotFound for " << what;
+  return "";
+}
 
 // Each test gets an empty temporary directory and an empty user cache inside it; the environment
 // variables and working directory the resolver reads are restored afterwards.
@@ -97,20 +113,10 @@ TEST_F(DataResolver, CacheDirUsesHomeWithoutXdg) {
 
 TEST_F(DataResolver, MissingFileMessageNamesFileAndEveryRoot) {
   ::setenv("KVSTREAM_DATA", (tmp_ / "override").c_str(), 1);
-  try {
-    resolve_data("models/nope/missing.bin");
-    FAIL() << "expected DataNotFound";
-  } catch (const DataNotFound& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("models/nope/missing.bin"), std::string::npos) << what;
-    ASSERT_EQ(data_search_roots().size(), 3u);
-    for (const auto& root : data_search_roots()) {
-      EXPECT_NE(what.find(root.string()), std::string::npos) << "root " << root << " not in: " << what;
-    }
-    EXPECT_NE(what.find("run scripts/fetch-data.sh to download it into " + data_cache_dir().string()),
-              std::string::npos)
-        << what;
-  }
+  ASSERT_EQ(data_search_roots().size(), 3u);
+  const std::string what = not_found_message([] { resolve_data("models/nope/missing.bin"); }, "models/nope/missing.bin");
+  EXPECT_NE(what.find("run scripts/fetch-data.sh to download it into " + data_cache_dir().string()), std::string::npos)
+      << what;
 }
 
 TEST_F(DataResolver, ResolveInputPrefersAnExistingLiteralPath) {
@@ -131,16 +137,7 @@ TEST_F(DataResolver, ResolveInputFallsBackToDataRoots) {
 }
 
 TEST_F(DataResolver, ResolveInputMissingNamesLiteralPathAndRoots) {
-  try {
-    resolve_input("no/such/input.bin");
-    FAIL() << "expected DataNotFound";
-  } catch (const DataNotFound& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("no/such/input.bin"), std::string::npos) << what;
-    for (const auto& root : data_search_roots()) {
-      EXPECT_NE(what.find(root.string()), std::string::npos) << "root " << root << " not in: " << what;
-    }
-  }
+  not_found_message([] { resolve_input("no/such/input.bin"); }, "no/such/input.bin");
 }
 
 }  // namespace

@@ -4,19 +4,18 @@
 // truncation, bad input, the model-dependent defaults and the CLI (including the hint when the
 // default model smollm2 has not been fetched).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "common/data_resolver.h"
+#include "eval/decoded_kv.h"
 #include "eval/task_metrics.h"
 #include "eval/task_quality.h"
-#include "eval/decoded_kv.h"
 #include "eval/text_quality.h"
+#include "tests/cli/cli_test.h"
 #include "tests/test_support.h"
 
 namespace kvstream::eval {
@@ -271,15 +270,8 @@ TEST(QualityDefaults, FollowTheModel) {
 // The CLI: `kvstream quality --tasks` end to end, usage errors, and the hint for a missing smollm2.
 class QualityCli : public TaskQuality {
  protected:
-  struct Result {
-    int rc;
-    std::string out, err;
-  };
-  Result run(const std::string& args, const std::string& env = "") {
-    const std::string command = "cd '" + dir_.string() + "' && " + env + " '" KVSTREAM_CLI "' quality " + args +
-                                " > stdout.txt 2> stderr.txt";
-    const int status = std::system(command.c_str());
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(dir_ / "stdout.txt"), read_file(dir_ / "stderr.txt")};
+  test_support::CliResult run(const std::string& args, const std::string& env = "") {
+    return test_support::run_kvstream(dir_, "quality " + args, env);
   }
 };
 
@@ -303,21 +295,13 @@ TEST_F(QualityCli, TaskModeWritesOneJsonRowPerCodecLevel) {
 
 TEST_F(QualityCli, BadUsageAndBadFiles) {
   std::ofstream(dir_ / "bad.jsonl") << "{\"test_id\": 0, \"prompt\": \"p\", \"label\": [\"t\"]}\nnot json\n";
-  auto r = run("--model stories260K --tasks bad.jsonl --codec fp16");
-  EXPECT_EQ(r.rc, 1);
-  EXPECT_NE(r.err.find("bad.jsonl:2: malformed JSON"), std::string::npos) << r.err;
-  r = run("--model stories260K --tasks absent.jsonl");
-  EXPECT_EQ(r.rc, 1);
-  EXPECT_NE(r.err.find("absent.jsonl"), std::string::npos) << r.err;
-  r = run("--model stories260K --tasks bad.jsonl --contexts 2");
-  EXPECT_EQ(r.rc, 2);
-  EXPECT_NE(r.err.find("--contexts does not apply with --tasks"), std::string::npos) << r.err;
-  r = run("--model stories260K --records 3");
-  EXPECT_EQ(r.rc, 2);
-  EXPECT_NE(r.err.find("--records needs --tasks"), std::string::npos) << r.err;
-  r = run("--model stories260K --tasks bad.jsonl --truncate right");
-  EXPECT_EQ(r.rc, 2);
-  r = run("--help");
+  test_support::expect_failure(run("--model stories260K --tasks bad.jsonl --codec fp16"), 1, "bad.jsonl:2: malformed JSON");
+  test_support::expect_failure(run("--model stories260K --tasks absent.jsonl"), 1, "absent.jsonl");
+  test_support::expect_failure(run("--model stories260K --tasks bad.jsonl --contexts 2"), 2,
+                               "--contexts does not apply with --tasks");
+  test_support::expect_failure(run("--model stories260K --records 3"), 2, "--records needs --tasks");
+  test_support::expect_failure(run("--model stories260K --tasks bad.jsonl --truncate right"), 2, "--truncate");
+  auto r = run("--help");
   EXPECT_EQ(r.rc, 0);
   EXPECT_NE(r.out.find("default model is smollm2"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("--max-prompt-tokens"), std::string::npos) << r.out;

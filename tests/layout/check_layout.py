@@ -13,6 +13,7 @@ Usage: check_layout.py REPOSITORY_ROOT MODULE_GRAPH_JSON
 import json
 import os
 import re
+import subprocess
 import sys
 import unittest
 
@@ -57,6 +58,21 @@ def linked_modules():
             if module_of.get(d, t['module']) != t['module']:
                 deps.add(module_of[d])
     return uses, 'kvstream_models' in module_of
+
+
+def repository_files():
+    """The repository's files (tracked, or new and not ignored), relative to ROOT; without git, every
+    file outside dot-folders and build folders."""
+    try:
+        listing = subprocess.run(['git', '-C', ROOT, 'ls-files', '--cached', '--others', '--exclude-standard'],
+                                 capture_output=True, text=True, check=True).stdout
+        return [p for p in listing.splitlines() if os.path.isfile(os.path.join(ROOT, p))]
+    except (OSError, subprocess.CalledProcessError):
+        files = []
+        for folder, dirs, names in os.walk(ROOT):
+            dirs[:] = [d for d in dirs if not d.startswith(('.', 'build'))]
+            files += [os.path.relpath(os.path.join(folder, n), ROOT) for n in names]
+        return files
 
 
 def source_files(module):
@@ -110,14 +126,11 @@ class Layout(unittest.TestCase):
     def test_no_citation_leaves_the_repository(self):
         pattern = re.compile('shared' + '/docs|issue [0-9]')  # spelt apart: this file must not match itself
         problems = []
-        for folder, dirs, files in os.walk(ROOT):
-            dirs[:] = [d for d in dirs if d != '.git' and not d.startswith('build')]
-            for name in files:
-                if name.endswith(SOURCE_EXTENSIONS + ('.md', '.py', '.sh')):
-                    path = os.path.join(folder, name)
-                    for number, line in enumerate(read(path).splitlines(), 1):
-                        if pattern.search(line):
-                            problems.append(f'{os.path.relpath(path, ROOT)}:{number}: {line.strip()}')
+        for path in repository_files():
+            if path.endswith(SOURCE_EXTENSIONS + ('.md', '.py', '.sh')):
+                for number, line in enumerate(read(os.path.join(ROOT, path)).splitlines(), 1):
+                    if pattern.search(line):
+                        problems.append(f'{path}:{number}: {line.strip()}')
         self.assertEqual(problems, [])
 
 

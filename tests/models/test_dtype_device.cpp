@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "models/architecture_table.h"
-#include "models/random_model.h"
 #include "models/device_query.h"
+#include "models/random_model.h"
 
 namespace kvstream::models {
 namespace {

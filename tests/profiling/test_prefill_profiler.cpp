@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "models/architecture_table.h"
-#include "models/random_model.h"
 #include "models/model_catalog.h"
+#include "models/random_model.h"
 #include "profiling/prefill_profiler.h"
 #include "sim/hardware_profile.h"
 #include "tests/cli/cli_test.h"

@@ -15,8 +15,8 @@
 
 #include "common/atomic_file.h"
 #include "models/architecture_table.h"
-#include "models/random_model.h"
 #include "models/device_query.h"
+#include "models/random_model.h"
 #include "profiling/prefill_profiler.h"
 
 namespace {
