@@ -38,6 +38,8 @@ int profile_decode_main(const std::vector<std::string>& args);
 int kv_export_main(const std::vector<std::string>& args);        // needs LibTorch
 int trace_main(const std::vector<std::string>& args);
 int simulate_main(const std::vector<std::string>& args);
+int emulate_main(const std::vector<std::string>& args);
+int link_check_main(const std::vector<std::string>& args);
 int sim_bench_main(const std::vector<std::string>& args);
 int run_main(const std::vector<std::string>& args);
 int merge_main(const std::vector<std::string>& args);

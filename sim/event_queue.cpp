@@ -24,6 +24,10 @@ void EventQueue::schedule(double at_s, Handler handler) {
 }
 
 void EventQueue::run() {
+  if (real_time_) {
+    run_real_time();
+    return;
+  }
   while (!heap_.empty()) {
     std::pop_heap(heap_.begin(), heap_.end(), runs_later);
     const Entry entry = heap_.back();
@@ -33,6 +37,60 @@ void EventQueue::run() {
     now_s_ = entry.at_s;
     ++events_run_;
     handler();  // may schedule more events
+  }
+}
+
+void EventQueue::use_real_time(std::chrono::steady_clock::time_point zero) {
+  real_time_ = true;
+  zero_ = zero;
+}
+
+double EventQueue::clock_s() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - zero_).count();
+}
+
+void EventQueue::post(Handler handler) {
+  {
+    std::lock_guard<std::mutex> lock(inbox_mutex_);
+    inbox_.push_back(std::move(handler));
+  }
+  inbox_changed_.notify_one();
+}
+
+void EventQueue::run_real_time() {
+  std::vector<Handler> posted;
+  while (true) {
+    {
+      std::unique_lock<std::mutex> lock(inbox_mutex_);
+      if (inbox_.empty()) {
+        if (heap_.empty() && holds_ == 0) return;
+        const auto due = [&] { return !inbox_.empty(); };
+        if (heap_.empty()) {
+          inbox_changed_.wait(lock, due);
+        } else if (heap_.front().at_s > clock_s()) {
+          inbox_changed_.wait_until(lock, zero_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                      std::chrono::duration<double>(heap_.front().at_s)),
+                                    due);
+        }
+      }
+      posted.swap(inbox_);
+    }
+    for (Handler& handler : posted) {  // at the clock's time, never before the events already run
+      now_s_ = std::max(now_s_, clock_s());
+      ++events_run_;
+      handler();
+    }
+    posted.clear();
+    while (!heap_.empty() && heap_.front().at_s <= clock_s()) {  // at their own times, which have come
+      std::pop_heap(heap_.begin(), heap_.end(), runs_later);
+      const Entry entry = heap_.back();
+      heap_.pop_back();
+      Handler handler = std::move(handlers_[entry.slot]);
+      free_slots_.push_back(entry.slot);
+      now_s_ = std::max(now_s_, entry.at_s);
+      ++events_run_;
+      handler();
+    }
   }
 }
 

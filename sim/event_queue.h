@@ -2,9 +2,17 @@
 // queue of callbacks ordered by (time, sequence number). The sequence number is the order of
 // scheduling, so events at equal times run in the order they were scheduled and equal inputs give
 // identical runs, independent of heap implementation details.
+//
+// The same queue runs in real time for the emulator (kvstream emulate, docs/EMULATION.md): an event
+// then runs when the steady clock reaches its time (time 0 = `zero`), and other threads hand in
+// events with post(), which run as soon as the loop takes them, at the clock's time. run() waits
+// while something outside holds it (a transfer in flight) and returns once nothing is left.
 #pragma once
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <vector>
 
 namespace kvstream::sim {
@@ -18,10 +26,23 @@ class EventQueue {
 
   // Runs `handler` at time `at_s` (>= now_s(); earlier times are a logic error and throw).
   void schedule(double at_s, Handler handler);
-  // Runs events in (time, sequence) order until the queue is empty.
+  // Runs events in (time, sequence) order until the queue is empty (and, in real time, no hold()
+  // is outstanding).
   void run();
 
+  // Real time: event time t is steady-clock time zero + t. Call before run().
+  void use_real_time(std::chrono::steady_clock::time_point zero);
+  // Thread-safe: runs `handler` on the loop thread as soon as it gets there (real time only).
+  void post(Handler handler);
+  // Loop thread: something outside will post() (e.g. a transfer in flight), so run() must wait for
+  // it even with no event queued; each hold() is ended by one release().
+  void hold() { ++holds_; }
+  void release() { --holds_; }
+
  private:
+  void run_real_time();
+  double clock_s() const;  // real time since zero
+
   // The heap holds small plain entries; handlers stay put in slots (reused through a free list),
   // so sifting moves 24 bytes instead of a std::function.
   struct Entry {
@@ -39,6 +60,13 @@ class EventQueue {
   double now_s_ = 0;
   uint64_t next_sequence_ = 0;
   uint64_t events_run_ = 0;
+
+  bool real_time_ = false;
+  std::chrono::steady_clock::time_point zero_;
+  int holds_ = 0;
+  std::mutex inbox_mutex_;
+  std::condition_variable inbox_changed_;
+  std::vector<Handler> inbox_;  // posted, not yet run
 };
 
 }  // namespace kvstream::sim

@@ -40,15 +40,22 @@ std::vector<RequestResult> simulate(const SimulationInputs& in, SimulationStats*
   check(in);
   EventQueue events;
   std::unique_ptr<Link> link;
-  const auto& trace = *in.trace;
-  if (trace.chunk_indexed())
-    link = std::make_unique<ChunkIndexedLink>(events, trace);
+  if (in.trace->chunk_indexed())
+    link = std::make_unique<ChunkIndexedLink>(events, *in.trace);
   else
-    link = std::make_unique<SharedLink>(events, trace, in.config.trace_offset_s);
+    link = std::make_unique<SharedLink>(events, *in.trace, in.config.trace_offset_s);
+  auto results = stream_requests(in, events, [&link](size_t) -> Link& { return *link; });
+  if (stats) stats->events = events.events_run();
+  return results;
+}
+
+std::vector<RequestResult> stream_requests(const SimulationInputs& in, EventQueue& events, const LinkForRequest& link_for) {
+  check(in);
   Executor decode(events), prefill(events);
-  Resources resources{events, *link, in.config.overlap_decode_prefill ? decode : prefill, prefill};
+  Executor& decode_executor = in.config.overlap_decode_prefill ? decode : prefill;
 
   // Per context: its costs and its exact single-request model on the true trace.
+  const auto& trace = *in.trace;
   const double offset_s = in.config.trace_offset_s;
   auto solo = [&trace, offset_s](double start_s, double bits, size_t chunk) {
     return solo_transfer_end_s(trace, offset_s, start_s, bits, chunk);
@@ -82,7 +89,8 @@ std::vector<RequestResult> simulate(const SimulationInputs& in, SimulationStats*
     finished.clear();
     const size_t r = order[k];
     const auto& request = in.requests[r];
-    streamers[r] = std::make_unique<RequestStreamer>(resources, *models[request.context],
+    streamers[r] = std::make_unique<RequestStreamer>(Resources{events, link_for(r), decode_executor, prefill},
+                                                     *models[request.context],
                                                      make_policy(in.policy, in.contexts[request.context]), r,
                                                      request.arrival_s, on_done);
     streamers[r]->start();
@@ -90,7 +98,6 @@ std::vector<RequestResult> simulate(const SimulationInputs& in, SimulationStats*
   };
   if (!order.empty()) events.schedule(in.requests[order.front()].arrival_s, [&arrive] { arrive(0); });
   events.run();
-  if (stats) stats->events = events.events_run();
 
   for (const auto& streamer : streamers)  // requests that never completed (a trace without capacity)
     if (streamer && !streamer->result().completed) results[streamer->result().request] = streamer->result();

@@ -98,3 +98,31 @@ TEST_F(SimCli, SimBenchReportsItsKeys) {
 
 }  // namespace
 }  // namespace kvstream
+
+namespace kvstream {
+namespace {
+
+class EmulateCli : public test_support::CliTest {};
+
+TEST_F(EmulateCli, HelpAndUsage) {
+  const auto help = ok("emulate --help");
+  EXPECT_NE(help.out.find("--queue-ms"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("--cc"), std::string::npos) << help.out;
+  test_support::expect_failure(run("emulate --profile synthetic --trace constant:gbps=1 --policy text --slo 1 --rtt-ms 10 "
+                                   "--chunk-rtt-ms 20"),
+                               2, "one round trip");
+  test_support::expect_failure(run("emulate --profile synthetic --trace constant:gbps=1 --policy text --slo 1 "
+                                   "--queue-bytes 3000 --queue-ms 5"),
+                               2, "not both");
+}
+
+TEST_F(EmulateCli, WithoutRootItSaysSoAndFails) {
+  if (std::system("command -v setpriv > /dev/null") != 0) GTEST_SKIP() << "setpriv (util-linux) not found";
+  // As nobody: the emulator cannot make namespaces and must say why instead of crashing.
+  const auto r = test_support::run_kvstream(dir_, "emulate --profile synthetic --trace constant:gbps=1 --policy quant8 --slo 1",
+                              "setpriv --reuid=65534 --regid=65534 --clear-groups");
+  test_support::expect_failure(r, 1, "needs root");
+}
+
+}  // namespace
+}  // namespace kvstream

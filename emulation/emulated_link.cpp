@@ -1,0 +1,142 @@
+#include "emulation/emulated_link.h"
+
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <deque>
+#include <stdexcept>
+
+namespace kvstream::emulation {
+
+namespace {
+
+constexpr size_t kMaxPacketBytes = 65536;
+constexpr int kReadBatch = 32;
+
+struct Packet {
+  double deliver_s;
+  std::vector<uint8_t> data;
+};
+
+// One direction's pending packets (in delivery order: FIFO with a constant delay) and the
+// buffers of delivered ones, reused.
+struct Direction {
+  LinkQueue queue;
+  int from_fd, to_fd;
+  bool record;
+  std::deque<Packet> pending;
+  std::vector<std::vector<uint8_t>> spare;
+};
+
+}  // namespace
+
+EmulatedLink::EmulatedLink(int client_tun_fd, int server_tun_fd, EmulatedLinkConfig config)
+    : client_fd_(client_tun_fd), server_fd_(server_tun_fd), config_(std::move(config)) {
+  LinkQueue check_down(config_.down), check_up(config_.up);  // bad configs fail here, on the caller's thread
+  stop_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (stop_fd_ < 0) throw std::runtime_error("eventfd: " + std::string(std::strerror(errno)));
+  start_ = config_.zero.value_or(std::chrono::steady_clock::now());
+  thread_ = std::thread([this] { run(); });
+}
+
+EmulatedLink::~EmulatedLink() {
+  const uint64_t one = 1;
+  if (::write(stop_fd_, &one, sizeof one) < 0) {}  // the thread also ends when the descriptor closes
+  thread_.join();
+  ::close(stop_fd_);
+}
+
+double EmulatedLink::now_s() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+}
+
+EmulatedLinkStats EmulatedLink::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stats_;
+}
+
+std::vector<Delivery> EmulatedLink::down_deliveries() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return deliveries_;
+}
+
+void EmulatedLink::run() {
+  ::prctl(PR_SET_TIMERSLACK, 1UL);  // wake up on time, not up to 50 µs late
+  Direction down{LinkQueue(config_.down), server_fd_, client_fd_, config_.record_down, {}, {}};
+  Direction up{LinkQueue(config_.up), client_fd_, server_fd_, false, {}, {}};
+  const int epoll = ::epoll_create1(EPOLL_CLOEXEC);
+  for (const int fd : {client_fd_, server_fd_, stop_fd_}) {
+    epoll_event event{};
+    event.events = EPOLLIN;
+    event.data.fd = fd;
+    ::epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &event);
+  }
+  double lateness_sum_s = 0;
+  uint64_t delivered = 0;
+  const auto deliver_due = [&](Direction& d) {
+    while (!d.pending.empty()) {
+      const double now = now_s();
+      Packet& p = d.pending.front();
+      if (p.deliver_s > now) return;
+      const bool written = ::write(d.to_fd, p.data.data(), p.data.size()) == static_cast<ssize_t>(p.data.size());
+      const double lateness = now - p.deliver_s;
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!written) ++stats_.write_errors;
+      if (d.record) deliveries_.push_back({p.deliver_s, now, uint32_t(p.data.size())});
+      stats_.max_lateness_s = std::max(stats_.max_lateness_s, lateness);
+      lateness_sum_s += lateness;
+      stats_.mean_lateness_s = lateness_sum_s / double(++delivered);
+      d.spare.push_back(std::move(p.data));
+      d.pending.pop_front();
+    }
+  };
+  // Reads at most kReadBatch packets, so that deliveries keep their turn when packets come in as
+  // fast as they are read.
+  std::vector<uint8_t> scratch(kMaxPacketBytes);
+  const auto read_some = [&](Direction& d) {
+    for (int i = 0; i < kReadBatch; ++i) {
+      const ssize_t n = ::read(d.from_fd, scratch.data(), scratch.size());
+      if (n <= 0) return;
+      const auto at = d.queue.admit(now_s(), uint32_t(n));
+      if (!at) continue;
+      std::vector<uint8_t> packet;
+      if (!d.spare.empty()) {
+        packet = std::move(d.spare.back());
+        d.spare.pop_back();
+      }
+      packet.assign(scratch.begin(), scratch.begin() + n);
+      d.pending.push_back({*at, std::move(packet)});
+    }
+  };
+  epoll_event events[4];
+  while (true) {
+    deliver_due(down);
+    deliver_due(up);
+    double next_s = now_s() + 0.1;
+    for (const Direction* d : {&down, &up})
+      if (!d->pending.empty()) next_s = std::min(next_s, d->pending.front().deliver_s);
+    const double wait_s = std::max(0.0, next_s - now_s());
+    const timespec timeout{time_t(wait_s), long(std::fmod(wait_s, 1.0) * 1e9)};
+    const int n = ::epoll_pwait2(epoll, events, 4, &timeout, nullptr);
+    bool stop = false;
+    for (int i = 0; i < n; ++i) {
+      if (events[i].data.fd == stop_fd_) stop = true;
+      else read_some(events[i].data.fd == server_fd_ ? down : up);
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stats_.down = down.queue.stats();
+      stats_.up = up.queue.stats();
+    }
+    if (stop) break;
+  }
+  ::close(epoll);
+}
+
+}  // namespace kvstream::emulation

@@ -1,0 +1,68 @@
+// The packet mover of an emulated link (Mahimahi's mm-link and mm-delay in one thread): it reads
+// the IP packets each namespace sends into its TUN device, passes them through the LinkQueue of
+// their direction (drop-tail queue, trace-shaped serialization, one-way delay) and writes each into
+// the other namespace's TUN device when the queue says it arrives. "Down" is server to client (the
+// KV's direction), "up" client to server (requests and ACKs).
+//
+// Link time is seconds since the link started (steady clock). The thread sleeps with epoll_pwait2
+// until the next delivery is due (nanosecond timeout, timer slack 1 ns); how late deliveries are is
+// measured (stats) and documented in docs/EMULATION.md.
+#pragma once
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "emulation/link_queue.h"
+
+namespace kvstream::emulation {
+
+struct EmulatedLinkConfig {
+  LinkDirectionConfig down, up;
+  bool record_down = false;  // keep every down-link delivery (for accuracy measurements)
+  // Link time 0 (e.g. when an emulation's first request arrives); none: when the link starts.
+  std::optional<std::chrono::steady_clock::time_point> zero;
+};
+
+// One packet written into the client's TUN device: when the queue said, when it was written, its size.
+struct Delivery {
+  double scheduled_s = 0, written_s = 0;
+  uint32_t bytes = 0;
+};
+
+struct EmulatedLinkStats {
+  LinkDirectionStats down, up;
+  double max_lateness_s = 0;      // written - scheduled, over every delivery
+  double mean_lateness_s = 0;
+  uint64_t write_errors = 0;      // packets a TUN device refused (counted as lost)
+};
+
+class EmulatedLink {
+ public:
+  // Starts moving packets between the two TUN descriptors (which must stay open until the link is
+  // destroyed). Throws std::invalid_argument for a bad direction config.
+  EmulatedLink(int client_tun_fd, int server_tun_fd, EmulatedLinkConfig config);
+  ~EmulatedLink();  // stops the thread
+  EmulatedLink(const EmulatedLink&) = delete;
+  EmulatedLink& operator=(const EmulatedLink&) = delete;
+
+  double now_s() const;  // link time
+  EmulatedLinkStats stats() const;
+  std::vector<Delivery> down_deliveries() const;  // with record_down
+
+ private:
+  void run();
+
+  int client_fd_, server_fd_, stop_fd_;
+  EmulatedLinkConfig config_;
+  std::chrono::steady_clock::time_point start_;
+  mutable std::mutex mutex_;  // guards stats_ and deliveries_ against readers on other threads
+  EmulatedLinkStats stats_;
+  std::vector<Delivery> deliveries_;
+  std::thread thread_;
+};
+
+}  // namespace kvstream::emulation

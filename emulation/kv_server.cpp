@@ -1,0 +1,65 @@
+#include "emulation/kv_server.h"
+
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "emulation/emulated_network.h"
+
+namespace kvstream::emulation {
+
+namespace {
+
+void serve(TcpSocket connection) {
+  static const std::vector<uint8_t> filler(1 << 20, 0x4b);
+  uint8_t header[kChunkRequestBytes];
+  try {
+    while (true) {
+      // A closed connection ends the loop; anything else unexpected too (the client reports it).
+      ssize_t got = 0;
+      while (got < ssize_t(sizeof header)) {
+        const ssize_t n = ::recv(connection.fd(), header + got, sizeof header - size_t(got), 0);
+        if (n <= 0) return;
+        got += n;
+      }
+      uint64_t bytes = 0;
+      std::memcpy(&bytes, header + 8, sizeof bytes);
+      while (bytes > 0) {
+        const size_t piece = std::min<uint64_t>(bytes, filler.size());
+        connection.write_all(filler.data(), piece);
+        bytes -= piece;
+      }
+    }
+  } catch (const std::exception&) {
+    // The client went away mid-answer (an aborted emulation): nothing to answer any more.
+  }
+}
+
+}  // namespace
+
+KvServer::KvServer(const NetworkNamespace& ns) : ns_(ns) {
+  run_in(ns_, [&] { listener_ = listen_tcp(kServerAddress, 0, &port_); });
+  acceptor_ = std::thread([this] { accept_loop(); });
+}
+
+KvServer::~KvServer() {
+  ::shutdown(listener_.fd(), SHUT_RDWR);  // wakes accept()
+  acceptor_.join();
+  for (auto& connection : connections_) connection.join();
+}
+
+void KvServer::accept_loop() {
+  while (true) {
+    TcpSocket connection;
+    try {
+      connection = accept_tcp(listener_);
+    } catch (const std::exception&) {
+      return;  // the listener was shut down
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    connections_.emplace_back(serve, std::move(connection));
+  }
+}
+
+}  // namespace kvstream::emulation

@@ -1,0 +1,84 @@
+#include "emulation/tcp_link.h"
+
+#include <sys/socket.h>
+
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#include "emulation/emulated_network.h"
+#include "emulation/kv_server.h"
+#include "emulation/tcp.h"
+
+namespace kvstream::emulation {
+
+TcpLink::TcpLink(sim::EventQueue& events, const NetworkNamespace& client, uint16_t server_port,
+                 std::string congestion_control)
+    : events_(events), client_(client), port_(server_port), congestion_control_(std::move(congestion_control)) {
+  worker_ = std::thread([this] { work(); });
+}
+
+TcpLink::~TcpLink() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    closing_ = true;
+    if (connection_fd_ >= 0) ::shutdown(connection_fd_, SHUT_RDWR);
+  }
+  changed_.notify_one();
+  worker_.join();
+}
+
+void TcpLink::send(double bits, size_t chunk, sim::EventQueue::Handler on_delivered) {
+  events_.hold();  // run() waits for this transfer
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    jobs_.push_back({chunk, uint64_t(std::max(1.0, std::round(bits / 8))), std::move(on_delivered)});
+  }
+  changed_.notify_one();
+}
+
+void TcpLink::work() {
+  std::string error;
+  TcpSocket connection;
+  try {
+    ScopedNamespace inside(client_);
+    while (true) {
+      Job job;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        changed_.wait(lock, [&] { return closing_ || !jobs_.empty(); });
+        if (jobs_.empty()) {
+          connection_fd_ = -1;  // closes when `connection` goes
+          return;
+        }
+        job = std::move(jobs_.front());
+        jobs_.pop_front();
+      }
+      if (!connection) {
+        connection = connect_tcp(kServerAddress, port_, congestion_control_);
+        std::lock_guard<std::mutex> lock(mutex_);
+        connection_fd_ = connection.fd();
+      }
+      uint8_t header[kChunkRequestBytes];
+      std::memcpy(header, &job.chunk, 8);
+      std::memcpy(header + 8, &job.bytes, 8);
+      connection.write_all(header, sizeof header);
+      connection.read_and_discard(job.bytes);
+      events_.post([this, done = std::move(job.on_delivered)] {
+        events_.release();
+        done();
+      });
+    }
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    connection_fd_ = -1;
+    if (closing_) return;  // shut down on purpose
+  }
+  // The transfer cannot end: stop the emulation with the reason, on the loop thread.
+  events_.post([error] { throw std::runtime_error("emulated transfer failed: " + error); });
+}
+
+}  // namespace kvstream::emulation

@@ -1,0 +1,49 @@
+// One request's TCP connection to the KV server, behind the simulator's Link interface, so that the
+// simulator's streamer (sim/streamer.h), with the same policy objects, fetches chunks over a real
+// network: send(bits, chunk, on_delivered) asks the server for bits / 8 bytes of the chunk and posts
+// on_delivered to the real-time event queue when the last byte has been read. A worker thread in the
+// client namespace connects on the first send (the handshake is part of the first chunk's time) and
+// serves sends in order, one connection per request, as a real client would.
+#pragma once
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "emulation/network_namespace.h"
+#include "sim/event_queue.h"
+#include "sim/link.h"
+
+namespace kvstream::emulation {
+
+class TcpLink final : public sim::Link {
+ public:
+  TcpLink(sim::EventQueue& events, const NetworkNamespace& client, uint16_t server_port, std::string congestion_control);
+  ~TcpLink() override;  // closes the connection and joins the worker
+  TcpLink(const TcpLink&) = delete;
+  TcpLink& operator=(const TcpLink&) = delete;
+
+  // Event-loop thread only. A transfer that fails (the server gone) ends the emulation with its error.
+  void send(double bits, size_t chunk, sim::EventQueue::Handler on_delivered) override;
+
+ private:
+  struct Job {
+    uint64_t chunk, bytes;
+    sim::EventQueue::Handler on_delivered;
+  };
+  void work();
+
+  sim::EventQueue& events_;
+  const NetworkNamespace& client_;
+  uint16_t port_;
+  std::string congestion_control_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<Job> jobs_;
+  bool closing_ = false;
+  int connection_fd_ = -1;  // guarded by mutex_; shut down on destruction, so a worker blocked in recv() ends
+  std::thread worker_;
+};
+
+}  // namespace kvstream::emulation

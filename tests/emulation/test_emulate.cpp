@@ -1,0 +1,59 @@
+// `emulate` against `simulate` on the same inputs: the simulator's streamer and policies over real
+// TCP. These tests need root (CI runs as root); elsewhere they skip, saying why.
+#include <gtest/gtest.h>
+
+#include "emulation/emulate.h"
+#include "emulation/network_namespace.h"
+#include "tests/sim/sim_test_support.h"
+
+namespace kvstream::emulation {
+namespace {
+
+sim::SimulationInputs inputs(double gbps, const std::string& policy) {
+  sim::SimulationInputs in;
+  // 4 chunks of 1,000 tokens: 1, 2 and 4 MB per chunk at levels 1-3, 5 ms to decode.
+  in.contexts = {sim::test::hand_profile(4, 1000, {1e6, 2e6, 4e6}, {0.005, 0.005, 0.005}, {0.8, 0.9, 0.98})};
+  in.trace = std::make_shared<traces::BandwidthTrace>(std::vector<traces::TraceSegment>{{60, gbps * 1e9}}, "constant");
+  in.config.slo_s = 2;
+  in.policy = policy;
+  return in;
+}
+
+TEST(Emulate, FollowsTheSimulatorOnAFastConstantLink) {
+  if (const std::string why = emulation_unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
+  const auto in = inputs(0.2, "fixed:cachegen:2");
+  const sim::RequestResult simulated = sim::simulate(in).at(0);
+  const EmulationReport emulated = emulate(in, {});
+  ASSERT_EQ(emulated.results.size(), 1u);
+  const sim::RequestResult& r = emulated.results[0];
+  ASSERT_TRUE(r.completed);
+  EXPECT_EQ(r.choices, simulated.choices);
+  EXPECT_DOUBLE_EQ(r.bytes, simulated.bytes);
+  // 8 MB at 200 Mbit/s: the fluid model takes 0.32 s; TCP adds 3.5 % of headers and a slow start.
+  EXPECT_GT(r.ttft_s, simulated.ttft_s);
+  EXPECT_LT(r.ttft_s, simulated.ttft_s * 1.25) << "emulated " << r.ttft_s << " s, simulated " << simulated.ttft_s << " s";
+  EXPECT_EQ(emulated.dropped_packets, 0u);
+  EXPECT_LT(emulated.mean_lateness_s, 0.002);
+}
+
+TEST(Emulate, PoliciesDecideFromWhatTheyMeasure) {
+  if (const std::string why = emulation_unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
+  auto in = inputs(0.05, "cachegen:text=0");  // 50 Mbit/s: the best level of all 4 chunks does not fit 2 s
+  in.requests = sim::poisson_requests(4, 3, 1, 7);
+  const EmulationReport emulated = emulate(in, {0.02, 1 << 20, "bbr", false});
+  ASSERT_EQ(emulated.results.size(), 3u);
+  for (const auto& r : emulated.results) {
+    EXPECT_TRUE(r.completed);
+    EXPECT_EQ(r.choices.size(), 4u);
+    EXPECT_LT(r.ttft_s, 10);
+  }
+}
+
+TEST(Emulate, AChunkIndexedTraceIsRefused) {
+  auto in = inputs(1, "fixed:cachegen:1");
+  in.trace = std::make_shared<traces::BandwidthTrace>(std::vector<traces::TraceSegment>{{1, 1e9}}, "bw.jsonl#0", true);
+  EXPECT_THROW(emulate(in, {}), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace kvstream::emulation

@@ -1,0 +1,105 @@
+// Real kernel TCP through an emulated link between two namespaces this process makes. These tests
+// need root (CI runs as root); elsewhere they skip, saying why.
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+
+#include <chrono>
+#include <thread>
+
+#include "emulation/emulated_network.h"
+#include "emulation/tcp.h"
+
+namespace kvstream::emulation {
+namespace {
+
+#define SKIP_UNLESS_EMULATION_WORKS()                                              \
+  if (const std::string why = emulation_unavailable_reason(); !why.empty()) \
+  GTEST_SKIP() << why
+
+std::shared_ptr<const traces::BandwidthTrace> constant_bps(double bps) {
+  return std::make_shared<traces::BandwidthTrace>(std::vector<traces::TraceSegment>{{60, bps}}, "constant");
+}
+
+// Seconds for the client to fetch `bytes` from the server over one fresh connection, from connect to the last byte.
+double fetch_s(EmulatedNetwork& net, size_t bytes, const std::string& cc) {
+  uint16_t port = 0;
+  TcpSocket listener;
+  run_in(net.server(), [&] { listener = listen_tcp(kServerAddress, 0, &port); });
+  std::thread server([&] {
+    ScopedNamespace inside(net.server());
+    TcpSocket connection = accept_tcp(listener);
+    std::vector<uint8_t> data(bytes, 0x5a);
+    connection.write_all(data.data(), data.size());
+  });
+  double seconds = 0;
+  run_in(net.client(), [&] {
+    const auto start = std::chrono::steady_clock::now();
+    TcpSocket connection = connect_tcp(kServerAddress, port, cc);
+    connection.read_and_discard(bytes);
+    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  });
+  server.join();
+  return seconds;
+}
+
+size_t open_descriptors() {
+  size_t count = 0;
+  if (DIR* dir = ::opendir("/proc/self/fd")) {
+    while (::readdir(dir)) ++count;
+    ::closedir(dir);
+  }
+  return count;
+}
+
+TEST(EmulatedNetwork, TcpGoodputIsTheLinkRateLessHeaders) {
+  SKIP_UNLESS_EMULATION_WORKS();
+  NetworkConfig config;
+  config.link.down = {constant_bps(50e6), 0, 0.010};
+  config.link.up = {nullptr, 0, 0.010};
+  EmulatedNetwork net(config);
+  const size_t bytes = 6'000'000;
+  const double seconds = fetch_s(net, bytes, "cubic");
+  // 1,448 of every 1,500 bytes are payload; the handshake and slow start cost a few round trips.
+  const double ideal_s = bytes * 8.0 / (50e6 * 1448 / 1500);
+  EXPECT_GT(seconds, ideal_s);
+  EXPECT_LT(seconds, ideal_s + 0.5) << "goodput " << bytes * 8 / seconds / 1e6 << " Mbit/s";
+  const auto stats = net.link().stats();
+  EXPECT_GT(stats.down.bytes, bytes);
+  EXPECT_EQ(stats.write_errors, 0u);
+  EXPECT_LT(stats.mean_lateness_s, 0.002);
+}
+
+TEST(EmulatedNetwork, TheRoundTripIsTheTwoDelays) {
+  SKIP_UNLESS_EMULATION_WORKS();
+  NetworkConfig config;
+  config.link.down = {nullptr, 0, 0.020};
+  config.link.up = {nullptr, 0, 0.020};
+  EmulatedNetwork net(config);
+  // Handshake (one round trip) and one request's answer (another): about 80 ms for a tiny fetch.
+  const double seconds = fetch_s(net, 100, "bbr");
+  EXPECT_GT(seconds, 0.078);
+  EXPECT_LT(seconds, 0.120);
+}
+
+TEST(EmulatedNetwork, NothingIsLeftBehind) {
+  SKIP_UNLESS_EMULATION_WORKS();
+  const size_t before = open_descriptors();
+  {
+    NetworkConfig config;
+    config.link.down = {constant_bps(20e6), 0, 0.001};
+    EmulatedNetwork net(config);
+    fetch_s(net, 100'000, "cubic");
+  }
+  EXPECT_EQ(open_descriptors(), before);  // namespaces, TUN devices and the link's descriptors are gone
+}
+
+TEST(EmulatedNetwork, AnUnknownCongestionControlIsRefused) {
+  SKIP_UNLESS_EMULATION_WORKS();
+  NetworkConfig config;
+  config.congestion_control = "vegas-nope";
+  EXPECT_THROW(EmulatedNetwork net(config), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace kvstream::emulation
