@@ -20,13 +20,10 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
   Options o;
   StreamingFlags flags(o.streaming);
   uint64_t queue_bytes = 0;
-  bool no_slow_start_after_idle = false;
   po::options_description network("emulated network");
   network.add_options()
     ("queue-bytes", po::value(&queue_bytes), "the down link's drop-tail queue, bytes (default: unbounded)")
-    ("queue-ms", po::value(&o.queue_ms), "or the queue as milliseconds at the (scaled) trace's mean rate")
-    ("cc", po::value(&o.network.congestion_control)->default_value("cubic"), "TCP congestion control: any the kernel offers (cubic, bbr, reno, ...)")
-    ("no-slow-start-after-idle", po::bool_switch(&no_slow_start_after_idle), "keep the window over idle gaps (net.ipv4.tcp_slow_start_after_idle=0; the kernel's default restarts it)");
+    ("queue-ms", po::value(&o.queue_ms), "or the queue as milliseconds at the (scaled) trace's mean rate");
   flags.description().add(network);
   po::variables_map vm;
   if (!parse_or_help(args,
@@ -55,7 +52,8 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
     o.network.queue_limit_bytes = queue_bytes;
   }
   if (vm.count("queue-ms") && !(o.queue_ms > 0)) throw po::error("--queue-ms must be > 0");
-  o.network.slow_start_after_idle = !no_slow_start_after_idle;
+  o.network.congestion_control = o.streaming.congestion_control;
+  o.network.slow_start_after_idle = o.streaming.slow_start_after_idle;
   return o;
 }
 

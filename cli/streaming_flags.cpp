@@ -1,5 +1,6 @@
 #include "cli/streaming_flags.h"
 
+#include <algorithm>
 #include <iomanip>
 #include <iostream>
 
@@ -81,6 +82,9 @@ StreamingFlags::StreamingFlags(StreamingOptions& o) : o_(o) {
     ("requests", po::value(&o.requests)->default_value(1), "number of requests (> 1 needs --rate)")
     ("rate", po::value(&o.rate)->default_value(0.0), "Poisson arrival rate, requests/s; contexts drawn uniformly from the profiles")
     ("seed", po::value(&o.seed)->default_value(1), "seed of the arrivals")
+    ("link", po::value(&link_)->default_value("fluid"), "the simulator's link model: fluid (the trace's capacity, shared) or tcp (plus TCP's headers, slow start and restart after idle over a --chunk-rtt-ms round trip; docs/EMULATION.md)")
+    ("cc", po::value(&congestion_control_)->default_value("cubic"), "TCP congestion control: cubic, bbr, reno, ... (tcp model: bbr keeps its window over idle gaps)")
+    ("no-slow-start-after-idle", po::bool_switch(&no_slow_start_after_idle_), "TCP keeps its window over idle gaps (net.ipv4.tcp_slow_start_after_idle=0)")
     ("json", po::bool_switch(&o.json), "JSON: {\"runs\": [{\"policy\", \"summary\", \"requests\": [...]}], ...}");
 }
 
@@ -100,6 +104,12 @@ void StreamingFlags::finish(const po::variables_map& vm) {
   if (artifact_timing_) config = sim::with_artifact_timing(config);
   config.request_rtt_s = rtt_ms_ / 1e3;
   config.chunk_rtt_s = chunk_rtt_ms_ / 1e3;
+  if (link_ != "fluid" && link_ != "tcp") throw po::error("--link must be fluid or tcp, got \"" + link_ + "\"");
+  config.link_model = link_ == "tcp" ? sim::LinkModel::kTcp : sim::LinkModel::kFluid;
+  config.tcp.rtt_s = std::max(config.request_rtt_s, config.chunk_rtt_s);
+  config.tcp.restart_after_idle = !no_slow_start_after_idle_ && congestion_control_ != "bbr";
+  o_.congestion_control = congestion_control_;
+  o_.slow_start_after_idle = !no_slow_start_after_idle_;
 }
 
 sim::SimulationInputs load_streaming_inputs(const StreamingOptions& o) {

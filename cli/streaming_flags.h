@@ -21,6 +21,8 @@ struct StreamingOptions {
   uint64_t seed = 1;
   bool json = false;
   sim::SimConfig config;
+  std::string congestion_control = "cubic";  // --cc: the emulator's TCP, the tcp link model's restart rule
+  bool slow_start_after_idle = true;
 };
 
 // Declares the shared flags into an options_description; finish() checks them and fills the
@@ -36,7 +38,10 @@ class StreamingFlags {
   po::options_description description_{"options"};
   std::string decode_;
   double rtt_ms_ = 0, chunk_rtt_ms_ = 0, recompute_s_ = -1;
+  std::string link_;
   bool no_pipelining_ = false, shared_gpu_ = false, artifact_timing_ = false, no_decode_cost_ = false;
+  bool no_slow_start_after_idle_ = false;
+  std::string congestion_control_;
 };
 
 // The inputs of one run (its policy set later): profiles, the trace (scaled), hardware, workload.

@@ -5,6 +5,21 @@
 
 namespace kvstream::sim {
 
+// How the link carries a request's chunks (docs/EMULATION.md "Link models").
+enum class LinkModel {
+  kFluid,  // the trace's capacity, shared fairly by the transfers in flight; exact for the artifact's experiments
+  kTcp,    // the same, through one modelled TCP connection per request (sim/tcp_connection_link.h)
+};
+
+// The TCP connection of the kTcp link model.
+struct TcpModel {
+  double rtt_s = 0;                  // the path's round trip (no queueing)
+  int initial_window_packets = 10;   // Linux's initial window
+  bool restart_after_idle = true;    // cubic/reno with tcp_slow_start_after_idle=1; false for bbr or =0
+  double mss_bytes = 1448, packet_bytes = 1500;
+  double min_rto_s = 0.2;            // Linux's tcp_rto_min: the timeout is about rtt + this
+};
+
 // Where the decode time of a level chunk comes from (when decoding costs time at all).
 enum class DecodeTime {
   kProfile,     // the context profile's measured decode_s
@@ -30,6 +45,8 @@ struct SimConfig {
   DecodeTime decode_time = DecodeTime::kProfile;
   double decode_fp16_bytes_per_s = 0;  // DecodeTime::kThroughput: the decoder's rate in fp16 KV bytes/s (> 0)
   double trace_offset_s = 0;           // trace time at simulated time 0
+  LinkModel link_model = LinkModel::kFluid;
+  TcpModel tcp;                        // with LinkModel::kTcp
 };
 
 // The artifact's chunk_delay: what its adaptation charges for a text chunk, whatever its length.

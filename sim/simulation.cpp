@@ -9,6 +9,7 @@
 
 #include "sim/link.h"
 #include "sim/streamer.h"
+#include "sim/tcp_connection_link.h"
 
 namespace kvstream::sim {
 
@@ -44,7 +45,20 @@ std::vector<RequestResult> simulate(const SimulationInputs& in, SimulationStats*
     link = std::make_unique<ChunkIndexedLink>(events, *in.trace);
   else
     link = std::make_unique<SharedLink>(events, *in.trace, in.config.trace_offset_s);
-  auto results = stream_requests(in, events, [&link](size_t) -> Link& { return *link; });
+  std::vector<RequestResult> results;
+  if (in.config.link_model == LinkModel::kFluid) {
+    results = stream_requests(in, events, [&link](size_t) -> Link& { return *link; });
+  } else {  // a modelled TCP connection per request over the shared fluid link
+    if (in.trace->chunk_indexed())
+      throw std::invalid_argument("the tcp link model needs capacity over time; trace \"" + in.trace->name() +
+                                  "\" is chunk-indexed");
+    const auto capacity_bps = [&in](double now_s) { return in.trace->capacity_bps(in.config.trace_offset_s + now_s); };
+    std::vector<std::unique_ptr<TcpConnectionLink>> connections(in.requests.size());
+    results = stream_requests(in, events, [&](size_t r) -> Link& {
+      connections[r] = std::make_unique<TcpConnectionLink>(events, *link, in.config.tcp, capacity_bps);
+      return *connections[r];
+    });
+  }
   if (stats) stats->events = events.events_run();
   return results;
 }
