@@ -3,21 +3,14 @@
 #include <cstdint>
 #include <optional>
 
+#include "sim/tcp_model.h"
+
 namespace kvstream::sim {
 
 // How the link carries a request's chunks (docs/EMULATION.md "Link models").
 enum class LinkModel {
   kFluid,  // the trace's capacity, shared fairly by the transfers in flight; exact for the artifact's experiments
   kTcp,    // the same, through one modelled TCP connection per request (sim/tcp_connection_link.h)
-};
-
-// The TCP connection of the kTcp link model.
-struct TcpModel {
-  double rtt_s = 0;                  // the path's round trip (no queueing)
-  int initial_window_packets = 10;   // Linux's initial window
-  bool restart_after_idle = true;    // cubic/reno with tcp_slow_start_after_idle=1; false for bbr or =0
-  double mss_bytes = 1448, packet_bytes = 1500;
-  double min_rto_s = 0.2;            // Linux's tcp_rto_min: the timeout is about rtt + this
 };
 
 // Where the decode time of a level chunk comes from (when decoding costs time at all).

@@ -52,10 +52,13 @@ std::vector<RequestResult> simulate(const SimulationInputs& in, SimulationStats*
     if (in.trace->chunk_indexed())
       throw std::invalid_argument("the tcp link model needs capacity over time; trace \"" + in.trace->name() +
                                   "\" is chunk-indexed");
-    const auto capacity_bps = [&in](double now_s) { return in.trace->capacity_bps(in.config.trace_offset_s + now_s); };
+    const double offset_s = in.config.trace_offset_s;
+    const auto bits_between = [&in, offset_s](double t0_s, double t1_s) {
+      return in.trace->bits_between(offset_s + t0_s, offset_s + t1_s);
+    };
     std::vector<std::unique_ptr<TcpConnectionLink>> connections(in.requests.size());
     results = stream_requests(in, events, [&](size_t r) -> Link& {
-      connections[r] = std::make_unique<TcpConnectionLink>(events, *link, in.config.tcp, capacity_bps);
+      connections[r] = std::make_unique<TcpConnectionLink>(events, *link, in.config.tcp, bits_between);
       return *connections[r];
     });
   }

@@ -1,34 +1,42 @@
 // A request's TCP connection over the fluid link (docs/EMULATION.md "Link models"), the simulator's
-// `tcp` link model. What it adds to the fluid model, each measured against the emulator:
+// `tcp` link model, in rounds of one round trip each:
 //   - headers: every packet_bytes on the wire carry mss_bytes of payload (1,500 and 1,448 for TCP
 //     with timestamps over IPv4), so a chunk of B bytes puts B · packet / mss on the link;
-//   - slow start: a fresh connection may have cwnd bytes in flight per round trip, cwnd starting at
-//     initial_window_packets · mss and growing by the payload each round delivers (doubling after a
-//     full window), until the window covers the path's
-//     bandwidth-delay product (the capacity now · rtt); from then on the rest of the chunk flows at
-//     the link's fluid rate. A round sends min(cwnd, what is left) through the shared link and the
-//     next one starts a round trip after it began, or when its bytes are through if that is later;
-//   - restart after idle (cubic and reno with net.ipv4.tcp_slow_start_after_idle=1, the kernel's
-//     default; not bbr): a connection idle for longer than its retransmission timeout, about
-//     rtt + 200 ms, halves its window for every timeout that passed, down to the initial window.
-// The handshake and each request's round trip stay SimConfig's request_rtt_s and chunk_rtt_s.
-// Not modelled: losses (the link's queue is taken as deep enough that TCP never overflows it) and
-// the queueing delay a full window adds.
+//   - a round sends the congestion control's window (sim/congestion_control.h: slow start, HyStart,
+//     cubic's growth, BBR's pacing), or what is left of the chunk, through the shared fluid link;
+//     the next round starts a round trip after it began, or when its bits are through if later
+//     (a window beyond the path's bandwidth-delay product queues, and the link stays busy);
+//   - the drop-tail queue: of a round's window, what exceeds the path's bandwidth-delay product
+//     (capacity · rtt) plus the queue is lost, sent again in later rounds, and the congestion
+//     control hears of the loss;
+//   - restart after idle: a connection that sat idle for longer than its retransmission timeout
+//     (about rtt + 200 ms) restarts its window, as the congestion control says.
+// Without a round trip the connection is the fluid link plus headers. The handshake and each
+// request's round trip stay SimConfig's request_rtt_s and chunk_rtt_s.
+// Not modelled: the queueing delay the request of the next chunk waits behind, losses of other
+// connections' packets (each connection sees the whole capacity as its own pipe), the timing of
+// packets inside a round.
 #pragma once
+#include <functional>
+#include <memory>
+
+#include "sim/congestion_control.h"
 #include "sim/event_queue.h"
 #include "sim/link.h"
-#include "sim/sim_config.h"
+#include "sim/tcp_model.h"
 
 namespace kvstream::sim {
 
 class TcpConnectionLink final : public Link {
  public:
-  // `shared`: the fluid link every connection of the run shares; `rate_bps(t)`: its capacity now.
+  // `shared`: the fluid link every connection of the run shares; `bits_between(t0, t1)`: what its
+  // capacity delivers in [t0, t1). Throws std::invalid_argument for a congestion control without a model.
   TcpConnectionLink(EventQueue& events, Link& shared, const TcpModel& model,
-                    std::function<double(double now_s)> capacity_bps);
+                    std::function<double(double t0_s, double t1_s)> bits_between);
   void send(double bits, size_t chunk, EventQueue::Handler on_delivered) override;
 
-  double cwnd_bytes() const { return cwnd_bytes_; }
+  const CongestionControl& congestion_control() const { return *control_; }
+  double lost_bits() const { return lost_bits_; }
 
  private:
   void round(size_t chunk);
@@ -36,9 +44,10 @@ class TcpConnectionLink final : public Link {
   EventQueue& events_;
   Link& shared_;
   TcpModel model_;
-  std::function<double(double)> capacity_bps_;
-  double cwnd_bytes_;
+  std::function<double(double, double)> bits_between_;
+  std::unique_ptr<CongestionControl> control_;
   double idle_since_s_ = -1;  // when the last transfer ended; -1: never sent
+  double lost_bits_ = 0;      // over the connection's life
   // The transfer in progress.
   double remaining_bits_ = 0;
   double round_start_s_ = 0;

@@ -1,5 +1,6 @@
 // The tcp link model (sim/tcp_connection_link.h) as arithmetic: headers, slow start to the
-// bandwidth-delay product, restart after idle, and fluid sharing once the window covers the path.
+// bandwidth-delay product, drop-tail losses, restart after idle, and fluid sharing once the window
+// covers the path.
 #include <gtest/gtest.h>
 
 #include "sim/simulation.h"
@@ -10,19 +11,20 @@ namespace kvstream::sim {
 namespace {
 
 constexpr double kOverhead = 1500.0 / 1448;
+constexpr double kPacketBits = 8 * 1500.0;
 
-// Seconds for one send of `bytes` on a fresh connection at `gbps` with round trip `rtt_s`.
+// One connection over a constant `gbps` link with round trip `rtt_s`.
 struct Fixture {
   EventQueue events;
   traces::BandwidthTrace trace;
   SharedLink shared;
-  TcpModel model;
   TcpConnectionLink link;
-  Fixture(double gbps, double rtt_s)
+  Fixture(double gbps, double rtt_s, const std::string& cc = "reno", uint64_t queue_bytes = 0)
       : trace(test::gbps_trace({{1000, gbps}})),
         shared(events, trace, 0),
-        model{rtt_s},
-        link(events, shared, model, [this](double t) { return trace.capacity_bps(t); }) {}
+        link(events, shared, tcp_model_for(rtt_s, cc, true, queue_bytes),
+             [this](double t0, double t1) { return trace.bits_between(t0, t1); }) {}
+  // Seconds for one send of `bytes`, from now.
   double send_s(double bytes) {
     const double start = events.now_s();
     double end = -1;
@@ -30,6 +32,11 @@ struct Fixture {
     events.run();
     return end - start;
   }
+  void idle(double s) {
+    events.schedule(events.now_s() + s, [] {});
+    events.run();
+  }
+  double window() const { return link.congestion_control().window_packets(); }
 };
 
 TEST(TcpConnectionLink, WithoutARoundTripOnlyTheHeadersCost) {
@@ -38,32 +45,53 @@ TEST(TcpConnectionLink, WithoutARoundTripOnlyTheHeadersCost) {
 }
 
 TEST(TcpConnectionLink, SlowStartDoublesTheWindowEveryRoundTrip) {
-  // 1 Gbit/s x 10 ms: a BDP of 1.25 MB, far above the initial 14,480 bytes.
+  // 1 Gbit/s x 10 ms: a BDP of 833 packets, far above the initial 10.
   Fixture f(1, 0.010);
-  const double iw = 10 * 1448.0;
+  const double iw_bytes = 10 * 1448.0;
   // A chunk of 3 initial windows: a round of 1 window, then one of 2 windows.
-  EXPECT_NEAR(f.send_s(3 * iw), 0.010 + 2 * iw * 8 * kOverhead / 1e9, 1e-12);
-  EXPECT_DOUBLE_EQ(f.link.cwnd_bytes(), 4 * iw);
+  EXPECT_NEAR(f.send_s(3 * iw_bytes), 0.010 + 20 * kPacketBits / 1e9, 1e-12);
+  EXPECT_DOUBLE_EQ(f.window(), 40);
 }
 
 TEST(TcpConnectionLink, OnceTheWindowCoversThePathTheRestIsFluid) {
-  Fixture f(0.01, 0.010);  // 10 Mbit/s x 10 ms: 12,500 bytes, less than the initial window
+  Fixture f(0.01, 0.010);  // 10 Mbit/s x 10 ms: 8 packets, fewer than the initial window
   EXPECT_NEAR(f.send_s(1e6), 8e6 * kOverhead / 1e7, 1e-12);
 }
 
-TEST(TcpConnectionLink, AnIdleConnectionRestartsItsWindow) {
-  Fixture f(1, 0.010);
-  f.send_s(10e6);
-  const double grown = f.link.cwnd_bytes();
-  EXPECT_GT(grown, 1e6);
-  f.events.schedule(f.events.now_s() + 0.1, [] {});  // idle 0.1 s: less than one timeout (0.21 s)
-  f.events.run();
-  f.send_s(1);
-  EXPECT_NEAR(f.link.cwnd_bytes(), grown, 1e-9);  // the window covers the path: no growth
-  f.events.schedule(f.events.now_s() + 10, [] {});  // idle 10 s: many timeouts, back to the initial window
-  f.events.run();
-  f.send_s(1);
-  EXPECT_NEAR(f.link.cwnd_bytes(), 10 * 1448.0 + 1, 1e-9);  // restarted, then grown by the byte sent
+TEST(TcpConnectionLink, AWindowBeyondPipeAndQueueLosesTheRestAndSendsItAgain) {
+  // 100 Mbit/s x 20 ms: a pipe of 166.7 packets, and a queue of 20 packets.
+  Fixture f(0.1, 0.020, "reno", 20 * 1500);
+  const double bytes = 5e6;
+  const double lossless_s = Fixture(0.1, 0.020).send_s(bytes);
+  const double s = f.send_s(bytes);
+  // Slow start doubles past pipe + queue (160 -> 320 packets): 133 packets are lost and reno halves.
+  EXPECT_NEAR(f.link.lost_bits(), (320 - 166.667 - 20) * kPacketBits, 1e-3 * kPacketBits);
+  EXPECT_GT(s, lossless_s);
+  // Everything arrives once: the link carried the chunk, its headers and the resent packets.
+  EXPECT_GE(s, (8 * bytes * kOverhead) / 1e8);
+}
+
+TEST(TcpConnectionLink, AnUnboundedQueueLosesNothing) {
+  Fixture f(0.1, 0.020);
+  f.send_s(5e6);
+  EXPECT_EQ(f.link.lost_bits(), 0);
+}
+
+TEST(TcpConnectionLink, AnIdleConnectionRestartsItsWindowUnderCubicButNotBbr) {
+  for (const std::string cc : {"cubic", "bbr"}) {
+    Fixture f(1, 0.010, cc);
+    f.send_s(10e6);
+    const double grown = f.window();
+    EXPECT_GT(grown, 100) << cc;
+    f.idle(0.1);  // less than one timeout (0.21 s)
+    EXPECT_NEAR(f.send_s(1e6), 8e6 * kOverhead / 1e9 + (grown * 1500 < 1e6 * kOverhead ? 0.01 : 0), 0.011) << cc;
+    f.idle(10);  // many timeouts
+    const double after_idle_s = f.send_s(1e6);
+    if (cc == "cubic")  // from 10 packets again: 1 MB takes 6 round trips
+      EXPECT_GT(after_idle_s, 0.05) << cc;
+    else
+      EXPECT_LT(after_idle_s, 0.025) << cc;
+  }
 }
 
 TEST(TcpConnectionLink, SimulateUsesItWhenAsked) {
@@ -74,6 +102,11 @@ TEST(TcpConnectionLink, SimulateUsesItWhenAsked) {
   const double fluid_s = simulate(in).at(0).ttft_s;
   in.config.link_model = LinkModel::kTcp;
   EXPECT_NEAR(simulate(in).at(0).ttft_s, fluid_s * kOverhead, 1e-9);
+  in.config.tcp = tcp_model_for(0.02, "cubic", true, 0);
+  EXPECT_GT(simulate(in).at(0).ttft_s, fluid_s * kOverhead + 0.02);  // slow start's round trips
+  in.config.tcp.congestion_control = "vegas";
+  EXPECT_THROW(simulate(in), std::invalid_argument);
+  in.config.tcp.congestion_control = "cubic";
   in.trace = std::make_shared<traces::BandwidthTrace>(std::vector<traces::TraceSegment>{{1, 1e9}}, "bw", true);
   EXPECT_THROW(simulate(in), std::invalid_argument);
 }

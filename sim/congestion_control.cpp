@@ -1,0 +1,58 @@
+#include "sim/congestion_control.h"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+
+#include "sim/bbr_control.h"
+#include "sim/cubic_control.h"
+#include "sim/reno_control.h"
+
+namespace kvstream::sim {
+
+const std::vector<std::string>& modelled_congestion_controls() {
+  static const std::vector<std::string> names = {"cubic", "reno", "bbr"};
+  return names;
+}
+
+std::unique_ptr<CongestionControl> make_congestion_control(const TcpModel& model) {
+  if (model.congestion_control == "cubic") return std::make_unique<CubicControl>(model);
+  if (model.congestion_control == "reno") return std::make_unique<RenoControl>(model);
+  if (model.congestion_control == "bbr") return std::make_unique<BbrControl>(model);
+  std::string known;
+  for (const auto& name : modelled_congestion_controls()) known += (known.empty() ? "" : ", ") + name;
+  throw std::invalid_argument("the tcp link model has no model of congestion control \"" + model.congestion_control +
+                              "\" (modelled: " + known + ")");
+}
+
+LossBasedControl::LossBasedControl(const TcpModel& model)
+    : model_(model), cwnd_(model.initial_window_packets), ssthresh_(std::numeric_limits<double>::infinity()) {}
+
+void LossBasedControl::on_round(const RoundSample& sample) {
+  if (sample.lost_packets > 0) {
+    on_loss(sample);
+    return;
+  }
+  if (cwnd_ < ssthresh_) {
+    if (leaves_slow_start(sample)) return;
+    // Slow start: one packet more per packet acknowledged, up to ssthresh (the window doubles per
+    // round), while the window is used (Linux's tcp_is_cwnd_limited: cwnd < 2 x packets out).
+    cwnd_ = std::min({cwnd_ + sample.delivered_packets, std::max(ssthresh_, cwnd_),
+                      std::max(cwnd_, 2 * sample.sent_packets)});
+    return;
+  }
+  // A round that did not fill the window (the chunk's last) says nothing of the path: no growth.
+  if (sample.sent_packets + 1 >= cwnd_) congestion_avoidance(sample);
+}
+
+void LossBasedControl::on_restart(double idle_s, double rto_s) {
+  if (!model_.slow_start_after_idle) return;
+  // tcp_cwnd_restart: ssthresh keeps 3/4 of the window, which halves per timeout of idleness, down to
+  // the initial window.
+  if (idle_s <= rto_s) return;
+  ssthresh_ = std::max(ssthresh_, 0.75 * cwnd_);
+  for (double left_s = idle_s - rto_s; left_s > 0 && cwnd_ > model_.initial_window_packets; left_s -= rto_s)
+    cwnd_ = std::max<double>(model_.initial_window_packets, cwnd_ / 2);
+}
+
+}  // namespace kvstream::sim

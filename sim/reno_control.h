@@ -1,0 +1,17 @@
+// Reno (RFC 5681) in the tcp link model's rounds: slow start, then one packet more per round;
+// halving on loss.
+#pragma once
+#include "sim/congestion_control.h"
+
+namespace kvstream::sim {
+
+class RenoControl final : public LossBasedControl {
+ public:
+  using LossBasedControl::LossBasedControl;
+
+ private:
+  void on_loss(const RoundSample&) override;
+  void congestion_avoidance(const RoundSample&) override;
+};
+
+}  // namespace kvstream::sim
