@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "profiling/shipped_profiles.h"
+#include "sim/congestion_control.h"
 #include "sim/policy.h"
 #include "sim/summary.h"
 #include "traces/trace_inputs.h"
@@ -82,9 +83,11 @@ StreamingFlags::StreamingFlags(StreamingOptions& o) : o_(o) {
     ("requests", po::value(&o.requests)->default_value(1), "number of requests (> 1 needs --rate)")
     ("rate", po::value(&o.rate)->default_value(0.0), "Poisson arrival rate, requests/s; contexts drawn uniformly from the profiles")
     ("seed", po::value(&o.seed)->default_value(1), "seed of the arrivals")
-    ("link", po::value(&link_)->default_value("fluid"), "the simulator's link model: fluid (the trace's capacity, shared) or tcp (plus TCP's headers, slow start and restart after idle over a --chunk-rtt-ms round trip; docs/EMULATION.md)")
-    ("cc", po::value(&congestion_control_)->default_value("cubic"), "TCP congestion control: cubic, bbr, reno, ... (tcp model: bbr keeps its window over idle gaps)")
-    ("no-slow-start-after-idle", po::bool_switch(&no_slow_start_after_idle_), "TCP keeps its window over idle gaps (net.ipv4.tcp_slow_start_after_idle=0)")
+    ("link", po::value(&link_)->default_value("fluid"), "the simulator's link model: fluid (the trace's capacity, shared; exact for the artifact's experiments) or tcp (one modelled TCP connection per request: headers, slow start, the congestion control's window, drop-tail losses, restart after idle; docs/EMULATION.md)")
+    ("cc", po::value(&congestion_control_)->default_value("cubic"), "TCP congestion control (default cubic, Linux's): emulate takes any the kernel offers; the tcp link model has cubic, reno, bbr")
+    ("no-slow-start-after-idle", po::bool_switch(&no_slow_start_after_idle_), "TCP keeps its window over idle gaps (net.ipv4.tcp_slow_start_after_idle=0; default: restarts, as Linux)")
+    ("queue-bytes", po::value(&queue_bytes_), "the bottleneck's drop-tail queue, bytes (default: unbounded, no loss)")
+    ("queue-ms", po::value(&o.queue_ms), "or the queue as milliseconds at the (scaled) trace's mean rate")
     ("json", po::bool_switch(&o.json), "JSON: {\"runs\": [{\"policy\", \"summary\", \"requests\": [...]}], ...}");
 }
 
@@ -106,10 +109,18 @@ void StreamingFlags::finish(const po::variables_map& vm) {
   config.chunk_rtt_s = chunk_rtt_ms_ / 1e3;
   if (link_ != "fluid" && link_ != "tcp") throw po::error("--link must be fluid or tcp, got \"" + link_ + "\"");
   config.link_model = link_ == "tcp" ? sim::LinkModel::kTcp : sim::LinkModel::kFluid;
-  config.tcp.rtt_s = std::max(config.request_rtt_s, config.chunk_rtt_s);
-  config.tcp.restart_after_idle = !no_slow_start_after_idle_ && congestion_control_ != "bbr";
-  o_.congestion_control = congestion_control_;
-  o_.slow_start_after_idle = !no_slow_start_after_idle_;
+  if (vm.count("queue-bytes") && vm.count("queue-ms")) throw po::error("give --queue-bytes or --queue-ms, not both");
+  if (vm.count("queue-bytes") && queue_bytes_ < 1500) throw po::error("--queue-bytes must hold a packet (>= 1500)");
+  if (vm.count("queue-ms") && !(o_.queue_ms > 0)) throw po::error("--queue-ms must be > 0");
+  config.tcp = sim::tcp_model_for(std::max(config.request_rtt_s, config.chunk_rtt_s), congestion_control_,
+                                  !no_slow_start_after_idle_, queue_bytes_);
+  if (link_ == "tcp") {
+    try {
+      sim::make_congestion_control(config.tcp);
+    } catch (const std::invalid_argument& e) {
+      throw po::error(std::string("--cc: ") + e.what());
+    }
+  }
 }
 
 sim::SimulationInputs load_streaming_inputs(const StreamingOptions& o) {
@@ -119,6 +130,7 @@ sim::SimulationInputs load_streaming_inputs(const StreamingOptions& o) {
   auto trace = traces::load_one_trace(o.trace_arg, o.trace_format);
   if (o.scale != 1) trace = traces::scale(trace, o.scale);
   in.trace = std::make_shared<traces::BandwidthTrace>(std::move(trace));
+  if (o.queue_ms > 0) in.config.tcp.queue_bytes = sim::queue_bytes_for_ms(o.queue_ms, in.trace->mean_bps());
   if (!o.hardware_arg.empty()) in.hardware = sim::read_hardware_profile(profiling::resolve_hardware_profile(o.hardware_arg));
   in.requests = o.requests == 1 ? sim::single_request()
                                 : sim::poisson_requests(o.rate, static_cast<size_t>(o.requests), in.contexts.size(), o.seed);

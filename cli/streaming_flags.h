@@ -20,9 +20,8 @@ struct StreamingOptions {
   int64_t requests = 1;
   uint64_t seed = 1;
   bool json = false;
-  sim::SimConfig config;
-  std::string congestion_control = "cubic";  // --cc: the emulator's TCP, the tcp link model's restart rule
-  bool slow_start_after_idle = true;
+  sim::SimConfig config;  // config.tcp: the path (round trip, queue, congestion control), for both
+  double queue_ms = 0;    // > 0: --queue-ms, resolved into config.tcp.queue_bytes once the trace is loaded
 };
 
 // Declares the shared flags into an options_description; finish() checks them and fills the
@@ -42,6 +41,7 @@ class StreamingFlags {
   bool no_pipelining_ = false, shared_gpu_ = false, artifact_timing_ = false, no_decode_cost_ = false;
   bool no_slow_start_after_idle_ = false;
   std::string congestion_control_;
+  uint64_t queue_bytes_ = 0;
 };
 
 // The inputs of one run (its policy set later): profiles, the trace (scaled), hardware, workload.

@@ -1,6 +1,7 @@
 #include "emulation/emulate.h"
 
 #include <chrono>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 
@@ -10,12 +11,13 @@
 
 namespace kvstream::emulation {
 
-EmulationReport emulate(const sim::SimulationInputs& inputs, const EmulationOptions& options) {
+EmulationReport emulate(const sim::SimulationInputs& inputs) {
+  const sim::TcpModel& path = inputs.config.tcp;
   if (!inputs.trace) throw std::invalid_argument("no bandwidth trace to emulate");
   if (inputs.trace->chunk_indexed())
     throw std::invalid_argument("trace \"" + inputs.trace->name() +
                                 "\" is chunk-indexed (one rate per chunk): an emulated link needs capacity over time");
-  if (!(options.rtt_s >= 0)) throw std::invalid_argument("the emulated round trip must be >= 0 s");
+  if (!(path.rtt_s >= 0)) throw std::invalid_argument("the emulated round trip must be >= 0 s");
   if (const std::string why = emulation_unavailable_reason(); !why.empty()) throw std::runtime_error(why);
 
   sim::SimulationInputs in = inputs;  // the network pays the round trips the simulator adds
@@ -26,11 +28,11 @@ EmulationReport emulate(const sim::SimulationInputs& inputs, const EmulationOpti
   // request does not start late.
   const auto zero = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
   NetworkConfig config;
-  config.link.down = {inputs.trace, inputs.config.trace_offset_s, options.rtt_s / 2, options.queue_limit_bytes};
-  config.link.up = {nullptr, 0, options.rtt_s / 2};
+  config.link.down = {inputs.trace, inputs.config.trace_offset_s, path.rtt_s / 2, path.queue_bytes > 0 ? path.queue_bytes : std::numeric_limits<uint64_t>::max()};
+  config.link.up = {nullptr, 0, path.rtt_s / 2};
   config.link.zero = zero;
-  config.congestion_control = options.congestion_control;
-  config.slow_start_after_idle = options.slow_start_after_idle;
+  config.congestion_control = path.congestion_control;
+  config.slow_start_after_idle = path.slow_start_after_idle;
   EmulatedNetwork net(config);
   KvServer server(net.server());
 
@@ -45,7 +47,7 @@ EmulationReport emulate(const sim::SimulationInputs& inputs, const EmulationOpti
       ~CloseLinks() { links.clear(); }
     } close_links{links};
     report.results = sim::stream_requests(in, events, [&](size_t r) -> sim::Link& {
-      links[r] = std::make_unique<TcpLink>(events, net.client(), server.port(), options.congestion_control);
+      links[r] = std::make_unique<TcpLink>(events, net.client(), server.port(), path.congestion_control);
       return *links[r];
     });
   }

@@ -6,8 +6,6 @@
 // the profile's sizes, and decode and recompute take the times the simulator gives them.
 #pragma once
 #include <cstdint>
-#include <limits>
-#include <string>
 #include <vector>
 
 #include "sim/request_result.h"
@@ -15,23 +13,18 @@
 
 namespace kvstream::emulation {
 
-struct EmulationOptions {
-  double rtt_s = 0;  // the path's round trip: half each way, paid by every handshake and chunk request
-  uint64_t queue_limit_bytes = std::numeric_limits<uint64_t>::max();  // of the down link's drop-tail queue
-  std::string congestion_control = "cubic";
-  bool slow_start_after_idle = true;
-};
-
 struct EmulationReport {
   std::vector<sim::RequestResult> results;
   uint64_t dropped_packets = 0, delivered_packets = 0;  // of the down link
   double mean_lateness_s = 0, max_lateness_s = 0;       // of the link's deliveries
 };
 
-// `inputs` as for sim::simulate; its config's request_rtt_s and chunk_rtt_s are not added (the
-// network pays its round trips). Throws std::invalid_argument for inputs the simulator refuses or a
+// `inputs` as for sim::simulate. The emulated path is inputs.config.tcp: its round trip (half each
+// way, paid by every handshake and chunk request; the config's request_rtt_s and chunk_rtt_s are not
+// added), its drop-tail queue (0: unbounded), the kernel's congestion control by name, and
+// tcp_slow_start_after_idle. Throws std::invalid_argument for inputs the simulator refuses or a
 // chunk-indexed trace, and std::runtime_error when emulation is unavailable (root, namespaces, TUN)
 // or a transfer fails.
-EmulationReport emulate(const sim::SimulationInputs& inputs, const EmulationOptions& options);
+EmulationReport emulate(const sim::SimulationInputs& inputs);
 
 }  // namespace kvstream::emulation

@@ -23,7 +23,7 @@ TEST(Emulate, FollowsTheSimulatorOnAFastConstantLink) {
   if (const std::string why = emulation_unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
   const auto in = inputs(0.2, "fixed:cachegen:2");
   const sim::RequestResult simulated = sim::simulate(in).at(0);
-  const EmulationReport emulated = emulate(in, {});
+  const EmulationReport emulated = emulate(in);
   ASSERT_EQ(emulated.results.size(), 1u);
   const sim::RequestResult& r = emulated.results[0];
   ASSERT_TRUE(r.completed);
@@ -40,7 +40,8 @@ TEST(Emulate, PoliciesDecideFromWhatTheyMeasure) {
   if (const std::string why = emulation_unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
   auto in = inputs(0.05, "cachegen:text=0");  // 50 Mbit/s: the best level of all 4 chunks does not fit 2 s
   in.requests = sim::poisson_requests(4, 3, 1, 7);
-  const EmulationReport emulated = emulate(in, {0.02, 1 << 20, "bbr", false});
+  in.config.tcp = sim::tcp_model_for(0.02, "bbr", false, 1 << 20);
+  const EmulationReport emulated = emulate(in);
   ASSERT_EQ(emulated.results.size(), 3u);
   for (const auto& r : emulated.results) {
     EXPECT_TRUE(r.completed);
@@ -52,7 +53,7 @@ TEST(Emulate, PoliciesDecideFromWhatTheyMeasure) {
 TEST(Emulate, AChunkIndexedTraceIsRefused) {
   auto in = inputs(1, "fixed:cachegen:1");
   in.trace = std::make_shared<traces::BandwidthTrace>(std::vector<traces::TraceSegment>{{1, 1e9}}, "bw.jsonl#0", true);
-  EXPECT_THROW(emulate(in, {}), std::invalid_argument);
+  EXPECT_THROW(emulate(in), std::invalid_argument);
 }
 
 }  // namespace
