@@ -18,7 +18,8 @@ nlohmann::json to_json(const RequestResult& r) {
             {"queueing_s", r.queueing_s}}},
           {"bytes", r.bytes},
           {"quality", r.quality},
-          {"choices", r.choices}};
+          {"choices", r.choices},
+          {"chunk_transfer_s", r.chunk_transfer_s}};
 }
 
 }  // namespace kvstream::sim

@@ -20,6 +20,7 @@ struct RequestResult {
   double bytes = 0;             // on the wire
   double quality = 0;           // token-weighted profile quality of the chosen levels (text = 1)
   std::vector<std::string> choices;  // per chunk: level name or "text"
+  std::vector<double> chunk_transfer_s;  // per chunk: its request to its last bit (the chunk's share of transfer_s)
 };
 
 nlohmann::json to_json(const RequestResult& result);

@@ -25,6 +25,7 @@ RequestStreamer::RequestStreamer(Resources resources, const TimelineModel& model
   choices_.reserve(chunks);
   history_.reserve(chunks);
   result_.choices.reserve(chunks);
+  result_.chunk_transfer_s.reserve(chunks);
 }
 
 void RequestStreamer::start() {
@@ -54,7 +55,8 @@ void RequestStreamer::send(size_t chunk) {
 void RequestStreamer::on_arrived(size_t chunk) {
   const double now_s = resources_.events.now_s();
   arrived_[chunk] = 1;
-  result_.transfer_s += now_s - issue_s_[chunk];
+  result_.chunk_transfer_s.push_back(now_s - issue_s_[chunk]);
+  result_.transfer_s += result_.chunk_transfer_s.back();
   if (now_s > data_start_s_[chunk]) history_.push_back({costs_.bits(chunk, choices_[chunk]), data_start_s_[chunk], now_s});
   timeline_ = model_.advance_arrived(timeline_, chunk, choices_[chunk], now_s);
   try_submit();

@@ -5,7 +5,6 @@
 
 namespace kvstream::sim {
 
-namespace {
 double percentile(const std::vector<double>& sorted, double p) {
   if (sorted.empty()) return 0;
   const double rank = p / 100 * static_cast<double>(sorted.size() - 1);
@@ -13,7 +12,6 @@ double percentile(const std::vector<double>& sorted, double p) {
   const size_t hi = std::min(lo + 1, sorted.size() - 1);
   return sorted[lo] + (rank - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
 }
-}  // namespace
 
 Summary summarize(const std::vector<RequestResult>& results) {
   Summary s;

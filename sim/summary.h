@@ -16,7 +16,11 @@ struct Summary {
   double mean_quality = 0;        // over completed requests
 };
 
-// Percentiles by linear interpolation between order statistics (numpy's default).
+// The p-th percentile (0-100) of ascending `sorted` by linear interpolation between order statistics
+// (numpy's default); 0 when empty.
+double percentile(const std::vector<double>& sorted, double p);
+
+// Percentiles as percentile() computes them.
 Summary summarize(const std::vector<RequestResult>& results);
 nlohmann::json to_json(const Summary& summary);
 
