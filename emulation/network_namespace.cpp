@@ -4,11 +4,13 @@
 #include <net/if.h>
 #include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <future>
 #include <stdexcept>
@@ -90,6 +92,7 @@ void write_net_sysctl(const NetworkNamespace& ns, const std::string& key, const 
   const pid_t child = ::fork();
   if (child < 0) throw std::runtime_error("fork: " + errno_text());
   if (child == 0) {  // only system calls from here: the parent may have other threads
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the emulator
     if (::setns(ns.fd(), CLONE_NEWNET) != 0) ::_exit(1);
     const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
     if (fd < 0) ::_exit(2);

@@ -97,7 +97,14 @@ TcpSocket listen_tcp(const std::string& address, uint16_t port, uint16_t* bound_
 TcpSocket accept_tcp(const TcpSocket& listener) {
   while (true) {
     const int fd = ::accept4(listener.fd(), nullptr, nullptr, SOCK_CLOEXEC);
-    if (fd >= 0) return TcpSocket(fd);
+    if (fd >= 0) {
+      // A streaming server sends each answer whole: with Nagle's algorithm the last, partial segment
+      // of a chunk would wait a round trip for the acknowledgement of the rest (measured: + ~1 RTT
+      // per chunk at 80 ms).
+      const int one = 1;
+      ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      return TcpSocket(fd);
+    }
     if (errno != EINTR) fail("accept");
   }
 }

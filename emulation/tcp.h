@@ -32,7 +32,7 @@ class TcpSocket {
 
 // A listener on `address:port` (port 0: any); `bound_port` gets the port chosen.
 TcpSocket listen_tcp(const std::string& address, uint16_t port, uint16_t* bound_port);
-TcpSocket accept_tcp(const TcpSocket& listener);
+TcpSocket accept_tcp(const TcpSocket& listener);  // TCP_NODELAY set
 // A connection using `congestion_control` ("" = the namespace's default), TCP_NODELAY set.
 TcpSocket connect_tcp(const std::string& address, uint16_t port, const std::string& congestion_control);
 

@@ -54,6 +54,10 @@ TunDevice::TunDevice(const std::string& name, const std::string& local, const st
   step(::ioctl(sock, SIOCSIFNETMASK, &ifr) == 0, "set the netmask");
   ifr.ifr_mtu = mtu;
   step(::ioctl(sock, SIOCSIFMTU, &ifr) == 0, "set the MTU");
+  // The device's own ring must never drop: a sender's burst of a whole window (thousands of
+  // packets) waits there for the link thread, whose queue is the only one that may drop.
+  ifr.ifr_qlen = kTxQueuePackets;
+  step(::ioctl(sock, SIOCSIFTXQLEN, &ifr) == 0, "set the transmit queue length");
   step(::ioctl(sock, SIOCGIFFLAGS, &ifr) == 0, "read the flags");
   ifr.ifr_flags = short(ifr.ifr_flags | IFF_UP | IFF_RUNNING);
   step(::ioctl(sock, SIOCSIFFLAGS, &ifr) == 0, "bring it up");

@@ -14,6 +14,7 @@ class TunDevice {
   // the other end (dotted quads), `mtu` bytes, up, and the descriptor non-blocking. Throws
   // std::runtime_error naming the step that failed.
   TunDevice(const std::string& name, const std::string& local, const std::string& peer, int mtu);
+  static constexpr int kTxQueuePackets = 65536;  // txqueuelen: the device's ring of packets to read
   TunDevice(TunDevice&& other) noexcept : fd_(other.fd_), name_(std::move(other.name_)) { other.fd_ = -1; }
   TunDevice(const TunDevice&) = delete;
   TunDevice& operator=(const TunDevice&) = delete;
