@@ -21,6 +21,7 @@ class BbrControl final : public CongestionControl {
   double window_packets() const override;
   void on_round(const RoundSample& sample) override;
   void on_restart(double, double) override {}  // BBR paces on from its estimate after idleness
+  bool paced() const override { return true; }
 
   enum class Mode { kStartup, kDrain, kProbeBw };
   Mode mode() const { return mode_; }

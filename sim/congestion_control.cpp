@@ -29,6 +29,12 @@ LossBasedControl::LossBasedControl(const TcpModel& model)
     : model_(model), cwnd_(model.initial_window_packets), ssthresh_(std::numeric_limits<double>::infinity()) {}
 
 void LossBasedControl::on_round(const RoundSample& sample) {
+  // Linux's tcp_is_cwnd_limited: a round's acknowledgements grow the window only while the window is
+  // used, and a round that filled it counts for the round after it too (is_cwnd_limited holds until
+  // the data sent then is acknowledged). A chunk's last, short round thus still grows the window.
+  const bool filled = sample.sent_packets + 1 >= cwnd_;
+  const bool cwnd_limited = filled || last_round_filled_;
+  last_round_filled_ = filled;
   if (sample.lost_packets > 0) {
     on_loss(sample);
     return;
@@ -36,13 +42,12 @@ void LossBasedControl::on_round(const RoundSample& sample) {
   if (cwnd_ < ssthresh_) {
     if (leaves_slow_start(sample)) return;
     // Slow start: one packet more per packet acknowledged, up to ssthresh (the window doubles per
-    // round), while the window is used (Linux's tcp_is_cwnd_limited: cwnd < 2 x packets out).
-    cwnd_ = std::min({cwnd_ + sample.delivered_packets, std::max(ssthresh_, cwnd_),
-                      std::max(cwnd_, 2 * sample.sent_packets)});
+    // round); unlimited, up to twice what was in flight.
+    const double grown = std::min(cwnd_ + sample.delivered_packets, std::max(ssthresh_, cwnd_));
+    cwnd_ = cwnd_limited ? grown : std::min(grown, std::max(cwnd_, 2 * sample.sent_packets));
     return;
   }
-  // A round that did not fill the window (the chunk's last) says nothing of the path: no growth.
-  if (sample.sent_packets + 1 >= cwnd_) congestion_avoidance(sample);
+  if (cwnd_limited) congestion_avoidance(sample);
 }
 
 void LossBasedControl::on_restart(double idle_s, double rto_s) {

@@ -20,6 +20,7 @@ struct RoundSample {
   double lost_packets = 0;     // overflowed the bottleneck's queue; sent again in later rounds
   double capacity_bps = 0;     // the path's mean capacity over the round
   double rtt_s = 0;            // the path's round trip without queueing
+  double queue_delay_s = 0;    // the queueing delay the round's first packets met (behind the round before)
 };
 
 class CongestionControl {
@@ -31,6 +32,9 @@ class CongestionControl {
   // The connection sends again after `idle_s` without data in flight; `rto_s` is its retransmission
   // timeout (net.ipv4.tcp_slow_start_after_idle applies where the algorithm honours it).
   virtual void on_restart(double idle_s, double rto_s) = 0;
+  // Whether the sender paces its window over the round trip; otherwise the first round of a
+  // transfer on an idle connection leaves as one burst, at the sender's line rate.
+  virtual bool paced() const = 0;
 };
 
 // The model of model.congestion_control; throws std::invalid_argument for a name without one
@@ -46,6 +50,7 @@ class LossBasedControl : public CongestionControl {
   double window_packets() const override { return cwnd_; }
   void on_round(const RoundSample& sample) override;
   void on_restart(double idle_s, double rto_s) override;
+  bool paced() const override { return false; }  // Linux paces cubic and reno only under the fq qdisc
   double ssthresh_packets() const { return ssthresh_; }
 
  protected:
@@ -59,6 +64,7 @@ class LossBasedControl : public CongestionControl {
 
   TcpModel model_;
   double cwnd_, ssthresh_;
+  bool last_round_filled_ = false;
 };
 
 }  // namespace kvstream::sim

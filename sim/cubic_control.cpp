@@ -13,6 +13,15 @@ void CubicControl::on_loss(const RoundSample&) {
 
 bool CubicControl::leaves_slow_start(const RoundSample& s) {
   if (hystart_found_ || !model_.hystart || cwnd_ < kHystartLowWindow || !(s.capacity_bps > 0)) return false;
+  // Delay increase: the round's first ACKs (HyStart takes the least of 8) came back more than
+  // clamp(rtt / 8, 4 ms, 16 ms) late; found after those 8 ACKs, each of which had grown the window.
+  if (s.queue_delay_s > std::clamp(s.rtt_s / 8, kHystartDelayMin_s, kHystartDelayMax_s)) {
+    hystart_found_ = true;
+    cwnd_ += kHystartMinSamples;
+    ssthresh_ = cwnd_;
+    return true;
+  }
+  // The ACK train:
   const double packet_bits = 8 * model_.packet_bytes;
   const double train_s = s.sent_packets * packet_bits / s.capacity_bps;
   const double threshold_s = s.rtt_s / 2;

@@ -1,4 +1,9 @@
 // CUBIC (RFC 9438) as Linux's tcp_cubic.c runs it, in the tcp link model's rounds:
+//   - HyStart's delay increase (hystart_detect's second test): in slow start with at least 16
+//     packets in flight, a round whose first packets queued longer than clamp(rtt / 8, 4, 16 ms)
+//     behind the round before ends slow start. On a bursty trace a short outage is enough: measured
+//     in the emulator on LTE at 20 ms, cubic leaves slow start at a few dozen packets and then
+//     grows 5 % per round, several times slower than the fluid model's full rate;
 //   - HyStart's ACK train (hystart_detect's first test): in slow start with at least 16 packets in
 //     flight, a round whose ACKs return over more than half the minimum round trip (the window
 //     has reached half the path's bandwidth-delay product) ends slow start, with ssthresh = cwnd
@@ -22,6 +27,8 @@ class CubicControl final : public LossBasedControl {
   static constexpr double kBeta = 717.0 / 1024;
   static constexpr double kC = 41.0 * 10 / 1024;  // bic_scale 41: 0.4 packets/s^3
   static constexpr double kHystartLowWindow = 16;
+  static constexpr double kHystartMinSamples = 8;
+  static constexpr double kHystartDelayMin_s = 0.004, kHystartDelayMax_s = 0.016;
 
  private:
   void on_loss(const RoundSample& sample) override;

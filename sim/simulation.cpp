@@ -40,25 +40,25 @@ void check(const SimulationInputs& in) {
 std::vector<RequestResult> simulate(const SimulationInputs& in, SimulationStats* stats) {
   check(in);
   EventQueue events;
-  std::unique_ptr<Link> link;
-  if (in.trace->chunk_indexed())
-    link = std::make_unique<ChunkIndexedLink>(events, *in.trace);
-  else
-    link = std::make_unique<SharedLink>(events, *in.trace, in.config.trace_offset_s);
   std::vector<RequestResult> results;
   if (in.config.link_model == LinkModel::kFluid) {
+    std::unique_ptr<Link> link;
+    if (in.trace->chunk_indexed())
+      link = std::make_unique<ChunkIndexedLink>(events, *in.trace);
+    else
+      link = std::make_unique<SharedLink>(events, *in.trace, in.config.trace_offset_s);
     results = stream_requests(in, events, [&link](size_t) -> Link& { return *link; });
   } else {  // a modelled TCP connection per request over the shared fluid link
     if (in.trace->chunk_indexed())
       throw std::invalid_argument("the tcp link model needs capacity over time; trace \"" + in.trace->name() +
                                   "\" is chunk-indexed");
-    const double offset_s = in.config.trace_offset_s;
-    const auto bits_between = [&in, offset_s](double t0_s, double t1_s) {
-      return in.trace->bits_between(offset_s + t0_s, offset_s + t1_s);
-    };
+    // The server's packets meet the bottleneck half a round trip before they reach the client, where
+    // the streamer times them: the link reads the trace that much earlier.
+    const double link_offset_s = std::max(0.0, in.config.trace_offset_s - in.config.tcp.rtt_s / 2);
+    SharedLink link(events, *in.trace, link_offset_s);
     std::vector<std::unique_ptr<TcpConnectionLink>> connections(in.requests.size());
     results = stream_requests(in, events, [&](size_t r) -> Link& {
-      connections[r] = std::make_unique<TcpConnectionLink>(events, *link, in.config.tcp, bits_between);
+      connections[r] = std::make_unique<TcpConnectionLink>(events, link, in.config.tcp, *in.trace, link_offset_s);
       return *connections[r];
     });
   }

@@ -7,17 +7,24 @@
 namespace kvstream::sim {
 
 TcpConnectionLink::TcpConnectionLink(EventQueue& events, Link& shared, const TcpModel& model,
-                                     std::function<double(double, double)> bits_between)
+                                     const traces::BandwidthTrace& trace, double trace_offset_s)
     : events_(events),
       shared_(shared),
       model_(model),
-      bits_between_(std::move(bits_between)),
+      trace_(trace),
+      trace_offset_s_(trace_offset_s),
       control_(make_congestion_control(model)) {}
+
+double TcpConnectionLink::bits_between(double t0_s, double t1_s) const {
+  return trace_.bits_between(trace_offset_s_ + t0_s, trace_offset_s_ + t1_s);
+}
 
 void TcpConnectionLink::send(double bits, size_t chunk, EventQueue::Handler on_delivered) {
   const double now_s = events_.now_s();
   if (idle_since_s_ >= 0) control_->on_restart(now_s - idle_since_s_, model_.rtt_s + model_.min_rto_s);
   remaining_bits_ = bits * model_.packet_bytes / model_.mss_bytes;  // the headers travel too
+  overrun_s_ = 0;
+  first_round_ = true;
   on_delivered_ = std::move(on_delivered);
   round(chunk);
 }
@@ -36,13 +43,29 @@ void TcpConnectionLink::round(size_t chunk) {
     return;
   }
   const double sent_bits = std::min(control_->window_packets() * packet_bits, remaining_bits_);
-  // Drop-tail: the path holds capacity · rtt in flight and the queue its limit; the rest is lost.
-  const double pipe_bits = bits_between_(round_start_s_, round_start_s_ + model_.rtt_s);
+  // The first packet waits for the trace to deliver it beyond its serialization at the mean rate:
+  // a gap in a bursty trace's capacity is a delay that the sender sees in its round trips.
+  const double trace_now_s = trace_offset_s_ + round_start_s_;
+  first_packet_wait_s_ = std::max(0.0, trace_.arrival_s(trace_now_s, packet_bits) - trace_now_s -
+                                           packet_bits / trace_.mean_bps());
+  // Drop-tail: an ACK-clocked (or paced) round reaches the bottleneck spread over the round trip,
+  // so the path holds capacity · rtt in flight and the queue its limit; the unpaced first round of
+  // a transfer arrives as one burst, which only the queue holds. The rest is lost.
+  const bool burst = first_round_ && !control_->paced();
+  first_round_ = false;
+  const double pipe_bits = burst ? 0 : bits_between(round_start_s_, round_start_s_ + model_.rtt_s);
   const double queue_bits =
       model_.queue_bytes > 0 ? 8.0 * double(model_.queue_bytes) : std::numeric_limits<double>::infinity();
   const double lost_bits = std::max(0.0, sent_bits - pipe_bits - queue_bits);
   const double through_bits = sent_bits - lost_bits;
-  shared_.send(through_bits, chunk, [this, chunk, sent_bits, through_bits, lost_bits, packet_bits] {
+  // A round that sent all that was left and lost its tail (drop-tail loses the end of a round) has
+  // no later packet whose acknowledgement reveals the loss: the sender waits for its tail loss
+  // probe, two smoothed round trips (the queue's delay included) after the round, before recovery.
+  const bool tail_loss = lost_bits > 0 && sent_bits >= remaining_bits_;
+  const double capacity_bps = std::max(1.0, pipe_bits > 0 ? pipe_bits / model_.rtt_s : trace_.mean_bps());
+  const double srtt_s = model_.rtt_s + std::min(through_bits, queue_bits) / capacity_bps;
+  const double probe_s = tail_loss ? 2 * srtt_s : 0;
+  shared_.send(through_bits, chunk, [this, chunk, sent_bits, through_bits, lost_bits, packet_bits, probe_s] {
     const double now_s = events_.now_s();
     remaining_bits_ = std::max(0.0, remaining_bits_ - through_bits);
     lost_bits_ += lost_bits;
@@ -52,10 +75,12 @@ void TcpConnectionLink::round(size_t chunk) {
     sample.sent_packets = sent_bits / packet_bits;
     sample.delivered_packets = through_bits / packet_bits;
     sample.lost_packets = lost_bits / packet_bits;
-    sample.capacity_bps = now_s > round_start_s_ ? bits_between_(round_start_s_, now_s) / (now_s - round_start_s_)
-                                                  : bits_between_(round_start_s_, round_start_s_ + model_.rtt_s) /
+    sample.capacity_bps = now_s > round_start_s_ ? bits_between(round_start_s_, now_s) / (now_s - round_start_s_)
+                                                  : bits_between(round_start_s_, round_start_s_ + model_.rtt_s) /
                                                         model_.rtt_s;
     sample.rtt_s = model_.rtt_s;
+    sample.queue_delay_s = overrun_s_ + first_packet_wait_s_;
+    overrun_s_ = std::max(0.0, now_s - round_start_s_ - model_.rtt_s);
     control_->on_round(sample);
     if (remaining_bits_ <= 1e-9) {
       remaining_bits_ = 0;
@@ -64,7 +89,9 @@ void TcpConnectionLink::round(size_t chunk) {
       done();
       return;
     }
-    const double next_s = std::max(now_s, round_start_s_ + model_.rtt_s);
+    // The next round starts as this round's first acknowledgements return (after a tail loss, as
+    // the probe's do).
+    const double next_s = std::max(now_s, round_start_s_ + model_.rtt_s + first_packet_wait_s_) + probe_s;
     events_.schedule(next_s, [this, chunk] { round(chunk); });
   });
 }

@@ -8,7 +8,10 @@
 //     (a window beyond the path's bandwidth-delay product queues, and the link stays busy);
 //   - the drop-tail queue: of a round's window, what exceeds the path's bandwidth-delay product
 //     (capacity · rtt) plus the queue is lost, sent again in later rounds, and the congestion
-//     control hears of the loss;
+//     control hears of the loss; the first round of a transfer, unless the congestion control
+//     paces (bbr), arrives as one burst that only the queue holds;
+//   - a tail loss (a round that sent all that was left lost its end): recovery waits for the tail
+//     loss probe, two smoothed round trips;
 //   - restart after idle: a connection that sat idle for longer than its retransmission timeout
 //     (about rtt + 200 ms) restarts its window, as the congestion control says.
 // Without a round trip the connection is the fluid link plus headers. The handshake and each
@@ -17,22 +20,22 @@
 // connections' packets (each connection sees the whole capacity as its own pipe), the timing of
 // packets inside a round.
 #pragma once
-#include <functional>
 #include <memory>
 
 #include "sim/congestion_control.h"
 #include "sim/event_queue.h"
 #include "sim/link.h"
 #include "sim/tcp_model.h"
+#include "traces/bandwidth_trace.h"
 
 namespace kvstream::sim {
 
 class TcpConnectionLink final : public Link {
  public:
-  // `shared`: the fluid link every connection of the run shares; `bits_between(t0, t1)`: what its
-  // capacity delivers in [t0, t1). Throws std::invalid_argument for a congestion control without a model.
-  TcpConnectionLink(EventQueue& events, Link& shared, const TcpModel& model,
-                    std::function<double(double t0_s, double t1_s)> bits_between);
+  // `shared`: the fluid link every connection of the run shares, over `trace` from `trace_offset_s`
+  // (a capacity over time). Throws std::invalid_argument for a congestion control without a model.
+  TcpConnectionLink(EventQueue& events, Link& shared, const TcpModel& model, const traces::BandwidthTrace& trace,
+                    double trace_offset_s);
   void send(double bits, size_t chunk, EventQueue::Handler on_delivered) override;
 
   const CongestionControl& congestion_control() const { return *control_; }
@@ -44,13 +47,20 @@ class TcpConnectionLink final : public Link {
   EventQueue& events_;
   Link& shared_;
   TcpModel model_;
-  std::function<double(double, double)> bits_between_;
+  double bits_between(double t0_s, double t1_s) const;
+  const traces::BandwidthTrace& trace_;
+  double trace_offset_s_;
   std::unique_ptr<CongestionControl> control_;
   double idle_since_s_ = -1;  // when the last transfer ended; -1: never sent
   double lost_bits_ = 0;      // over the connection's life
   // The transfer in progress.
   double remaining_bits_ = 0;
   double round_start_s_ = 0;
+  bool first_round_ = false;
+  // How far the last round's bits overran its round trip: ACK-clocked, the next round's first
+  // packets would have queued behind them that long.
+  double overrun_s_ = 0;
+  double first_packet_wait_s_ = 0;  // the round's first packet's wait for capacity (a bursty trace's gaps)
   EventQueue::Handler on_delivered_;
 };
 

@@ -41,13 +41,17 @@ TEST(RenoControl, SlowStartThenOnePacketPerRoundAndHalvingOnLoss) {
   EXPECT_EQ(reno.window_packets(), 10);
   reno.on_round(round(0.01, 10, 1000, 0.01));
   EXPECT_EQ(reno.window_packets(), 20);
-  reno.on_round(round(0.02, 5, 1000, 0.01));  // the chunk's last round used a quarter of the window
-  EXPECT_EQ(reno.window_packets(), 20);        // cwnd-limited rule: grows only to twice what was sent
-  reno.on_round(round(0.03, 20, 1000, 0.01, 4));
-  EXPECT_EQ(reno.window_packets(), 10);
-  EXPECT_EQ(reno.ssthresh_packets(), 10);
-  reno.on_round(round(0.04, 10, 1000, 0.01));
-  EXPECT_EQ(reno.window_packets(), 11);
+  // A chunk's last round, short of the window: it still grows by what it delivered, as the round
+  // before filled the window (Linux's is_cwnd_limited holds for a round trip).
+  reno.on_round(round(0.02, 5, 1000, 0.01));
+  EXPECT_EQ(reno.window_packets(), 25);
+  reno.on_round(round(0.03, 5, 1000, 0.01));  // a second short round: up to twice what was sent
+  EXPECT_EQ(reno.window_packets(), 25);
+  reno.on_round(round(0.04, 25, 1000, 0.01, 4));
+  EXPECT_EQ(reno.window_packets(), 12.5);
+  EXPECT_EQ(reno.ssthresh_packets(), 12.5);
+  reno.on_round(round(0.05, 12.5, 1000, 0.01));
+  EXPECT_EQ(reno.window_packets(), 13.5);
 }
 
 TEST(CubicControl, HystartLeavesSlowStartWhenTheAckTrainSpansHalfTheRoundTrip) {

@@ -22,8 +22,7 @@ struct Fixture {
   Fixture(double gbps, double rtt_s, const std::string& cc = "reno", uint64_t queue_bytes = 0)
       : trace(test::gbps_trace({{1000, gbps}})),
         shared(events, trace, 0),
-        link(events, shared, tcp_model_for(rtt_s, cc, true, queue_bytes),
-             [this](double t0, double t1) { return trace.bits_between(t0, t1); }) {}
+        link(events, shared, tcp_model_for(rtt_s, cc, true, queue_bytes), trace, 0) {}
   // Seconds for one send of `bytes`, from now.
   double send_s(double bytes) {
     const double start = events.now_s();
