@@ -63,9 +63,14 @@ void TcpLink::work() {
       std::memcpy(header, &job.chunk, 8);
       std::memcpy(header + 8, &job.bytes, 8);
       connection.write_all(header, sizeof header);
-      connection.read_and_discard(job.bytes);
-      events_.post([this, done = std::move(job.on_delivered)] {
+      uint8_t first_byte = 0;
+      connection.read_exact(&first_byte, 1);
+      const double first_bit_s = events_.clock_s();
+      connection.read_and_discard(job.bytes - 1);
+      events_.post([this, chunk = job.chunk, first_bit_s, done = std::move(job.on_delivered)] {
         events_.release();
+        first_bit_chunk_ = chunk;
+        first_bit_s_ = first_bit_s;
         done();
       });
     }

@@ -26,6 +26,7 @@ class TcpLink final : public sim::Link {
 
   // Event-loop thread only. A transfer that fails (the server gone) ends the emulation with its error.
   void send(double bits, size_t chunk, sim::EventQueue::Handler on_delivered) override;
+  double first_bit_s(size_t chunk) const override { return chunk == first_bit_chunk_ ? first_bit_s_ : -1; }
 
  private:
   struct Job {
@@ -43,6 +44,9 @@ class TcpLink final : public sim::Link {
   std::deque<Job> jobs_;
   bool closing_ = false;
   int connection_fd_ = -1;  // guarded by mutex_; shut down on destruction, so a worker blocked in recv() ends
+  // Loop thread: the first byte's arrival of the last chunk delivered.
+  size_t first_bit_chunk_ = size_t(-1);
+  double first_bit_s_ = -1;
   std::thread worker_;
 };
 

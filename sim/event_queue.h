@@ -38,10 +38,11 @@ class EventQueue {
   // it even with no event queued; each hold() is ended by one release().
   void hold() { ++holds_; }
   void release() { --holds_; }
+  // Real time since zero, from any thread (real time only).
+  double clock_s() const;
 
  private:
   void run_real_time();
-  double clock_s() const;  // real time since zero
 
   // The heap holds small plain entries; handlers stay put in slots (reused through a free list),
   // so sifting moves 24 bytes instead of a std::function.

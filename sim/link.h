@@ -18,6 +18,10 @@ class Link {
   virtual ~Link() = default;
   // Starts sending `bits` of chunk `chunk` now; `on_delivered` runs at the time the last bit arrives.
   virtual void send(double bits, size_t chunk, EventQueue::Handler on_delivered) = 0;
+  // When the first bit of `chunk`'s last transfer arrived, for a link that sees it (a real
+  // connection, emulation/tcp_link.h: a chunk request's round trip comes first); < 0 for the
+  // simulator's links, whose bits flow from the moment they are sent. Valid in on_delivered.
+  virtual double first_bit_s(size_t /*chunk*/) const { return -1; }
 };
 
 // Arrival time of `bits` sent alone from start_s: the arithmetic both links reduce to with one transfer.

@@ -9,9 +9,9 @@
 
 namespace kvstream::sim {
 
-// One completed transfer of this request, as the sender saw it: its bytes started to flow at
+// One completed transfer of this request's KV, as the sender saw it: its bytes started to flow at
 // start_s (after the request RTT) and the last one arrived at end_s > start_s. Transfers without
-// duration (no bits) carry no information and are not recorded.
+// duration (no bits) and text chunks (a few bytes: a round trip, not a bandwidth) are not recorded.
 struct TransferSample {
   double bits = 0;
   double start_s = 0, end_s = 0;

@@ -76,7 +76,7 @@ Outcome brute_force_best(const Instance& in, const Models& m, const std::vector<
 }
 
 // Runs `policy` on the instance chunk by chunk as the simulator does for a request alone: it sees
-// its past transfers (bytes flow from issue + chunk RTT until arrival) and its own timeline.
+// its past KV transfers (bytes flow from issue + chunk RTT until arrival) and its own timeline.
 std::vector<int> drive(Policy& policy, const Instance& in, const Models& m) {
   Timeline state = m.truth.start(in.arrival_s);
   std::vector<TransferSample> history;
@@ -86,7 +86,7 @@ std::vector<int> drive(Policy& policy, const Instance& in, const Models& m) {
     const int choice = policy.choose(context);
     const double bits = m.costs.bits(chunk, choice);
     const double start_s = state.next_issue_s + in.config.chunk_rtt_s;
-    history.push_back({bits, start_s, m.truth.transfer_end_s(start_s, bits, chunk)});
+    if (choice != kText) history.push_back({bits, start_s, m.truth.transfer_end_s(start_s, bits, chunk)});
     state = m.truth.advance(state, chunk, choice);
     plan.push_back(choice);
   }
@@ -402,7 +402,7 @@ TEST(Mpc, BranchAndBoundDecidesAsFullEnumeration) {
               << "seed " << seed << ", horizon " << horizon << ", text " << text << ", chunk " << chunk;
           const double bits = m.costs.bits(chunk, choice);
           const double start_s = state.next_issue_s + in.config.chunk_rtt_s;
-          history.push_back({bits, start_s, m.truth.transfer_end_s(start_s, bits, chunk)});
+          if (choice != kText) history.push_back({bits, start_s, m.truth.transfer_end_s(start_s, bits, chunk)});
           state = m.truth.advance(state, chunk, choice);
         }
       }
