@@ -40,6 +40,7 @@ int trace_main(const std::vector<std::string>& args);
 int simulate_main(const std::vector<std::string>& args);
 int emulate_main(const std::vector<std::string>& args);
 int link_check_main(const std::vector<std::string>& args);
+int fidelity_main(const std::vector<std::string>& args);
 int sim_bench_main(const std::vector<std::string>& args);
 int run_main(const std::vector<std::string>& args);
 int merge_main(const std::vector<std::string>& args);

@@ -52,13 +52,8 @@ int run(const Options& o) {
   check.window_s = o.window_ms / 1e3;
   check.one_way_delay_s = o.rtt_ms / 2e3;
   const auto r = emulation::check_link(check);
-  const nlohmann::json j = {{"trace", r.trace}, {"mean_mbps", r.mean_mbps}, {"windows", r.windows},
-                            {"median_abs_error", r.median_abs_error}, {"p95_abs_error", r.p95_abs_error},
-                            {"max_abs_error", r.max_abs_error}, {"delivered_vs_integral", r.delivered_vs_integral},
-                            {"mean_lateness_s", r.mean_lateness_s}, {"max_lateness_s", r.max_lateness_s},
-                            {"sent_packets", r.sent_packets}, {"dropped_packets", r.dropped_packets}};
   if (o.json) {
-    std::cout << j.dump() << "\n";
+    std::cout << emulation::to_json(r).dump() << "\n";
     return 0;
   }
   std::cout << r.trace << ": mean " << r.mean_mbps << " Mbit/s, " << r.windows << " windows of " << o.window_ms

@@ -22,6 +22,8 @@ int main(int argc, char** argv) {
       {"emulate", "simulate's runs with the KV over real TCP through a trace-shaped emulated link (needs root)", emulate_main},
       {"link-check", "how exactly an emulated link delivers a trace: delivered bytes per window vs its integral (needs root)",
        link_check_main},
+      {"fidelity", "the simulator held against the emulator: TTFT and chunk-time errors per link model (needs root)",
+       fidelity_main},
       {"sim-bench", "simulator speed: events/s under load, runs/s of a 10,000-run sweep", sim_bench_main},
       {"run", "run an experiment config (a sweep) into results/<name>/: runs.jsonl, summary.csv, figures", run_main},
       {"merge", "join the result directories of `kvstream run --shard i/N` into one", merge_main}};

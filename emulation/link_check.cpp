@@ -127,4 +127,18 @@ LinkCheckResult check_link(const LinkCheckOptions& o) {
   return r;
 }
 
+nlohmann::json to_json(const LinkCheckResult& r) {
+  return {{"trace", r.trace},
+          {"mean_mbps", r.mean_mbps},
+          {"windows", r.windows},
+          {"median_abs_error", r.median_abs_error},
+          {"p95_abs_error", r.p95_abs_error},
+          {"max_abs_error", r.max_abs_error},
+          {"delivered_vs_integral", r.delivered_vs_integral},
+          {"mean_lateness_s", r.mean_lateness_s},
+          {"max_lateness_s", r.max_lateness_s},
+          {"sent_packets", r.sent_packets},
+          {"dropped_packets", r.dropped_packets}};
+}
+
 }  // namespace kvstream::emulation

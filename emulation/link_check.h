@@ -5,6 +5,7 @@
 // one-way delay).
 #pragma once
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -35,5 +36,7 @@ struct LinkCheckResult {
 
 // Throws std::runtime_error when emulation is unavailable (emulation_unavailable_reason).
 LinkCheckResult check_link(const LinkCheckOptions& options);
+// Everything but the per-window errors.
+nlohmann::json to_json(const LinkCheckResult& result);
 
 }  // namespace kvstream::emulation

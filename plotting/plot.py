@@ -3,7 +3,8 @@
 
     /usr/bin/python3 plotting/plot.py RESULT_DIR [--figures kind,kind,...]
 
-Reads RESULT_DIR/{config.json, summary.csv, runs.jsonl, levels.csv} and writes
+Reads RESULT_DIR/{config.json, summary.csv, runs.jsonl, levels.csv}, or the fidelity.jsonl that
+`kvstream fidelity` writes, and writes
 RESULT_DIR/figures/<kind>.png and .svg for each kind, printing one line per file written.
 Exit status 0 on success, 2 on bad input (message on stderr, no traceback).
 """
@@ -129,6 +130,29 @@ def read_runs(path):
     return runs
 
 
+def read_fidelity(path):
+    """fidelity.jsonl reduced to each link model's signed errors: {model: {"ttft": [...], "chunk": [...]}}."""
+    errors = defaultdict(lambda: {"ttft": [], "chunk": []})
+    with open(path) as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            where = f"{path}:{number}"
+            try:
+                run = json.loads(line)
+                for model, simulated in run["simulated"].items():
+                    for kind in ("ttft", "chunk"):
+                        values = simulated[f"{kind}_errors"]
+                        if not all(is_number(v) for v in values):
+                            raise PlotError(f"{where}: simulated.{model}.{kind}_errors: expected numbers")
+                        errors[model][kind].extend(float(v) for v in values)
+            except json.JSONDecodeError as e:
+                raise PlotError(f"{where}: bad JSON: {e.msg}") from None
+            except (KeyError, TypeError, AttributeError) as e:
+                raise PlotError(f"{where}: not a fidelity run (missing or bad {e})") from None
+    return dict(errors)
+
+
 def read_config(path):
     """config.json as a dict."""
     try:
@@ -183,6 +207,10 @@ class Result:
     @cached_property
     def runs(self):
         return self._read_if_present("runs.jsonl", read_runs)
+
+    @cached_property
+    def fidelity(self):
+        return self._read_if_present("fidelity.jsonl", read_fidelity)
 
 
 # ---------------------------------------------------------------- shared helpers
@@ -443,12 +471,40 @@ def draw_ttft_vs_load(result):
     return fig
 
 
+def draw_fidelity(result):
+    """fidelity.jsonl: empirical CDFs of the simulator's signed relative error, simulated / emulated - 1 (x, %),
+    one line per link model: per request's TTFT (left panel) and per chunk's transfer time (right; chunks
+    both ways fetched at the same level). Dotted vertical lines at +-5 %, the issue's median target; x is
+    clipped to [-60 %, +60 %] (the extremes stay in fidelity.csv)."""
+    errors = result.fidelity
+    model_colour = colours(errors)
+    fig, axes = panel_grid(2, f"{result.name}: simulated vs emulated")
+    for ax, kind, title in zip(axes, ("ttft", "chunk"), ("TTFT per request", "transfer time per chunk")):
+        plotted = False
+        for model in sorted(errors):
+            values = sorted(100 * v for v in errors[model][kind])
+            if not values:
+                continue
+            shares = [100 * (i + 1) / len(values) for i in range(len(values))]
+            ax.step([values[0]] + values, [0.0] + shares, where="post", color=model_colour[model],
+                    label=f"{model} (n={len(values)})" if kind == "ttft" else model)
+            plotted = True
+        for x in (-5, 5):
+            ax.axvline(x, color="black", linestyle=":", linewidth=1)
+        ax.set_xlim(-60, 60)
+        ax.set_ylim(0, 102)
+        ax.legend(loc="lower right", fontsize="small")
+        finish_panel(ax, title, plotted, [], "simulated / emulated - 1 (%)", "share ≤ x (%)")
+    return fig
+
+
 DRAW = {
     "size_quality": draw_size_quality,
     "ttft_vs_bandwidth": draw_ttft_vs_bandwidth,
     "violation_vs_quality": draw_violation_vs_quality,
     "ttft_cdf": draw_ttft_cdf,
     "ttft_vs_load": draw_ttft_vs_load,
+    "fidelity": draw_fidelity,
 }
 
 
@@ -460,6 +516,8 @@ def missing_input(result, kind):
         name, rows = "levels.csv", result.levels
     elif kind == "ttft_cdf":
         name, rows = "runs.jsonl", result.runs
+    elif kind == "fidelity":
+        name, rows = "fidelity.jsonl", result.fidelity
     else:
         name, rows = "summary.csv", result.summary
     path = result.path(name)

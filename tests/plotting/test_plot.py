@@ -209,6 +209,26 @@ class PlotTest(unittest.TestCase):
             f.write('{"run": 72, "policy": \n')
         self.assert_error(run_plot(directory, "--figures", "ttft_cdf"), "runs.jsonl:73")
 
+    def test_fidelity_results_draw_the_error_cdfs(self):
+        directory = os.path.join(self.tmp, "fidelity")
+        os.makedirs(directory)
+        with open(os.path.join(directory, "config.json"), "w") as f:
+            json.dump({"name": "fid", "rtt_ms": [0, 20]}, f)
+        with open(os.path.join(directory, "fidelity.jsonl"), "w") as f:
+            for shift in (0.0, 0.1):
+                run = {"simulated": {model: {"ttft_errors": [bias + shift, bias - shift],
+                                             "chunk_errors": [bias, bias + 0.01, bias - 0.02]}
+                                     for model, bias in (("fluid", -0.2), ("tcp", -0.01))}}
+                f.write(json.dumps(run) + "\n")
+        process = run_plot(directory)
+        self.assertEqual(process.returncode, 0, process.stderr)
+        self.assertEqual(kinds_written(process), ["fidelity"])
+        with open(os.path.join(directory, "figures", "fidelity.png"), "rb") as f:
+            self.assertEqual(f.read(8), PNG_SIGNATURE)
+        with open(os.path.join(directory, "fidelity.jsonl"), "a") as f:
+            f.write(json.dumps({"simulated": {"tcp": {"ttft_errors": ["x"], "chunk_errors": []}}}) + "\n")
+        self.assert_error(run_plot(directory, "--figures", "fidelity"), "fidelity.jsonl:3", "ttft_errors")
+
     def test_missing_result_dir_is_an_error(self):
         self.assert_error(run_plot(os.path.join(self.tmp, "does-not-exist")), "does-not-exist")
         self.assert_error(run_plot(os.path.join(self.full, "config.json")), "not a directory")

@@ -1,0 +1,187 @@
+// `kvstream fidelity CONFIG.json`: the simulator held against the emulator (docs/EMULATION.md
+// "Fidelity"): every case of the config emulated and simulated on the same trace offsets, the
+// signed relative TTFT and chunk transfer-time errors, a table, a figure, and the emulator's own
+// accuracy beside them.
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include "cli/command.h"
+#include "common/atomic_file.h"
+#include "emulation/fidelity.h"
+#include "emulation/fidelity_errors.h"
+#include "emulation/link_check.h"
+#include "experiments/build_info.h"
+#include "experiments/figures.h"
+#include "profiling/shipped_profiles.h"
+
+namespace kvstream::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Options {
+  std::string config, out;
+  bool overwrite = false, figures = true, dry_run = false;
+  double link_check_s = 2;
+  std::vector<std::pair<std::string, double>> checks;  // --check MODEL=FRACTION
+};
+
+std::optional<Options> parse(const std::vector<std::string>& args) {
+  Options o;
+  std::vector<std::string> checks;
+  po::options_description options("options");
+  options.add_options()
+    ("config", po::value(&o.config)->required(), "fidelity config JSON (experiments/SCHEMA.md §10)")
+    ("out", po::value(&o.out), "result directory (default results/<name>)")
+    ("overwrite", po::bool_switch(&o.overwrite), "replace the results already in --out")
+    ("no-figures", po::bool_switch(&o.figures)->default_value(true, "")->implicit_value(false, ""),
+     "do not draw figures/fidelity.png")
+    ("link-check-s", po::value(&o.link_check_s)->default_value(2.0), "seconds of `link-check` per trace (0: none)")
+    ("check", po::value(&checks)->multitoken()->composing(),
+     "MODEL=FRACTION: exit 3 when that link model's median |TTFT error| over all runs exceeds FRACTION (e.g. tcp=0.05)")
+    ("dry-run", po::bool_switch(&o.dry_run), "print the cases and exit (needs no root)");
+  po::positional_options_description positional;
+  positional.add("config", 1);
+  po::variables_map vm;
+  if (!parse_or_help(args,
+                     "usage: kvstream fidelity CONFIG.json [--out DIR] [--overwrite] [--check MODEL=FRACTION ...]\n"
+                     "                         [--link-check-s S] [--no-figures] [--dry-run]\n\n"
+                     "Runs every case of the config (network paths x workloads x policies x SLOs x offsets) both\n"
+                     "ways: emulated (`kvstream emulate`: real kernel TCP through the trace-shaped link) and\n"
+                     "simulated with each of the config's link models on the same trace offsets and round trips.\n"
+                     "Reports simulated / emulated - 1 of every request's TTFT and of every chunk's transfer time\n"
+                     "(chunks both ways fetched at the same level): median, p95 and max, overall and per trace,\n"
+                     "RTT, queue, congestion control, workload, policy and SLO. Writes DIR/fidelity.jsonl (every\n"
+                     "run), fidelity.csv (the table), fidelity.json (the table, the emulator's own accuracy per\n"
+                     "trace from link-check, timing), config.json and figures/fidelity.png. Needs root.",
+                     options, vm, &positional))
+    return std::nullopt;
+  for (const auto& check : checks) {
+    const size_t eq = check.find('=');
+    double fraction = -1;
+    try {
+      if (eq != std::string::npos) fraction = std::stod(check.substr(eq + 1));
+    } catch (const std::exception&) {
+    }
+    const std::string model = check.substr(0, eq);
+    if ((model != "fluid" && model != "tcp") || !(fraction >= 0))
+      throw po::error("--check: expected MODEL=FRACTION with MODEL fluid or tcp, got \"" + check + "\"");
+    o.checks.emplace_back(model, fraction);
+  }
+  if (!(o.link_check_s >= 0)) throw po::error("--link-check-s must be >= 0");
+  return o;
+}
+
+std::string describe(const emulation::FidelityConfig& config, const emulation::FidelityCase& c) {
+  std::ostringstream text;
+  text << config.traces[c.trace].name << " rtt " << c.rtt_ms << " ms, queue " << config.queues[c.queue].name << ", "
+       << c.congestion_control << ", " << config.workloads[c.workload].name << " @" << c.offset_s << " s, "
+       << c.policy << ", SLO " << c.slo_s << " s";
+  return text.str();
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+  common::write_file_atomically(path, [&](std::ostream& out) { out << text; });
+}
+
+int run(const Options& o) {
+  const auto config = emulation::read_fidelity_config(input_path(o.config));
+  const auto cases = emulation::plan_fidelity(config);
+  if (o.dry_run) {
+    for (size_t i = 0; i < cases.size(); ++i) std::cout << i << "\t" << describe(config, cases[i]) << "\n";
+    std::cout << cases.size() << " cases\n";
+    return 0;
+  }
+  const fs::path out = o.out.empty() ? fs::path("results") / config.name : fs::path(o.out);
+  std::error_code ec;
+  if (fs::exists(out / "fidelity.jsonl", ec) && !o.overwrite)
+    throw std::runtime_error(out.string() + " already holds fidelity results: choose another --out, or pass --overwrite");
+  std::optional<sim::HardwareProfile> hardware;
+  if (!config.hardware.empty())
+    hardware = sim::read_hardware_profile(profiling::resolve_hardware_profile(config.hardware));
+  const emulation::FidelityRunner runner(config, hardware);
+  fs::create_directories(out);
+  const auto started = std::chrono::steady_clock::now();
+
+  nlohmann::json accuracy = nlohmann::json::array();
+  if (o.link_check_s > 0)
+    for (size_t t = 0; t < config.traces.size(); ++t) {
+      emulation::LinkCheckOptions check;
+      check.trace = std::make_shared<traces::BandwidthTrace>(runner.trace(t));
+      check.seconds = o.link_check_s;
+      const auto result = emulation::check_link(check);
+      accuracy.push_back(emulation::to_json(result));
+      accuracy.back()["trace"] = config.traces[t].name;
+      std::cerr << "emulator accuracy, " << config.traces[t].name << " at " << std::setprecision(4) << result.mean_mbps
+                << " Mbit/s: per 100 ms |delivered / integral - 1| median " << result.median_abs_error << ", p95 "
+                << result.p95_abs_error << ", max " << result.max_abs_error << "\n";
+    }
+
+  std::vector<emulation::FidelityRun> runs;
+  std::string lines;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    runs.push_back(runner.run(cases[i]));
+    const nlohmann::json line = emulation::to_json(config, runs.back());
+    lines += line.dump() + "\n";
+    std::cerr << "[" << i + 1 << "/" << cases.size() << "] " << describe(config, cases[i]) << ":";
+    for (const auto& model : config.link_models) {
+      const auto stats = emulation::error_stats(line["simulated"][model]["ttft_errors"].get<std::vector<double>>());
+      std::cerr << " " << model << " " << std::showpos << std::fixed << std::setprecision(1) << 100 * stats.median
+                << "%" << std::noshowpos << std::defaultfloat;
+    }
+    std::cerr << "\n";
+  }
+  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+
+  const auto table = emulation::fidelity_table(config, runs);
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& r : table) {
+    auto stats = [](const emulation::ErrorStats& s) {
+      return nlohmann::json{{"count", s.count}, {"median", s.median}, {"median_abs", s.median_abs},
+                            {"p95_abs", s.p95_abs}, {"max_abs", s.max_abs}};
+    };
+    rows.push_back({{"link_model", r.link_model}, {"group", r.group}, {"value", r.value}, {"ttft", stats(r.ttft)},
+                    {"chunk", stats(r.chunk)}});
+  }
+  size_t requests = 0;
+  for (const auto& run : runs) requests += run.emulated.results.size();
+  common::write_file_atomically(out / "config.json", [&](std::ostream& s) { s << config.source.dump(2) << "\n"; });
+  write_text(out / "fidelity.jsonl", lines);
+  std::ostringstream csv;
+  emulation::write_fidelity_csv(csv, table);
+  write_text(out / "fidelity.csv", csv.str());
+  const nlohmann::json summary = {{"config", config.name}, {"runs", runs.size()}, {"requests", requests},
+                                  {"wall_s", wall_s}, {"emulator_accuracy", accuracy}, {"table", rows},
+                                  {"build", experiments::build_and_host_info()}};
+  write_text(out / "fidelity.json", summary.dump(2) + "\n");
+
+  emulation::print_fidelity_table(std::cout, table);
+  std::cout << runs.size() << " runs, " << requests << " requests emulated in " << std::fixed << std::setprecision(0)
+            << wall_s << " s; results: " << out.string() << std::defaultfloat << "\n";
+  if (o.figures) {
+    std::string error;
+    if (!experiments::render_figures(out, error))
+      std::cerr << "kvstream fidelity: warning: no figure: " << error << "\n";
+    else if (fs::exists(out / "figures" / "fidelity.png", ec))
+      std::cout << "figure: " << (out / "figures" / "fidelity.png").string() << "\n";
+  }
+  int status = 0;
+  for (const auto& [model, fraction] : o.checks)
+    for (const auto& r : table)
+      if (r.link_model == model && r.group == "all" && r.ttft.median_abs > fraction) {
+        std::cerr << "kvstream fidelity: check failed: " << model << " median |TTFT error| " << r.ttft.median_abs
+                  << " > " << fraction << "\n";
+        status = 3;
+      }
+  return status;
+}
+
+}  // namespace
+
+int fidelity_main(const std::vector<std::string>& args) { return parse_and_run<Options>(args, parse, run); }
+
+}  // namespace kvstream::cli

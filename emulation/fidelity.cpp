@@ -1,0 +1,133 @@
+#include "emulation/fidelity.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "common/data_resolver.h"
+#include "emulation/fidelity_errors.h"
+#include "traces/trace_inputs.h"
+#include "traces/trace_transforms.h"
+
+namespace kvstream::emulation {
+
+namespace {
+
+// The one of n items that network path `path` takes in a rotation: the next one per path, shifted
+// by one every n paths, so that no item stays tied to an axis that alternates with the paths (with
+// two congestion controls and (policy, SLO) pairs of two SLOs, a plain path % n would give every
+// cubic path the first SLO).
+size_t rotated(size_t path, size_t n) { return (path + path / n) % n; }
+
+}  // namespace
+
+std::vector<FidelityCase> plan_fidelity(const FidelityConfig& config) {
+  std::vector<FidelityCase> cases;
+  size_t path = 0;
+  for (size_t t = 0; t < config.traces.size(); ++t)
+    for (const double rtt_ms : config.rtt_ms)
+      for (size_t q = 0; q < config.queues.size(); ++q)
+        for (const auto& cc : config.congestion_controls) {
+          for (size_t w = 0; w < config.workloads.size(); ++w) {
+            const FidelityWorkload& workload = config.workloads[w];
+            const size_t pairs = config.policies.size() * config.slo_s.size();
+            for (size_t pair = 0; pair < pairs; ++pair) {
+              if (workload.rotate == Rotation::kPairs && pair != rotated(path, pairs)) continue;
+              FidelityCase c{t, q, w, rtt_ms, cc, config.policies[pair / config.slo_s.size()],
+                             config.slo_s[pair % config.slo_s.size()]};
+              for (size_t o = 0; o < workload.offsets_s.size(); ++o) {
+                if (workload.rotate == Rotation::kOffsets && o != rotated(path, workload.offsets_s.size())) continue;
+                c.offset_s = workload.offsets_s[o];
+                c.context = workload.poisson ? 0 : o % config.profiles.size();
+                cases.push_back(c);
+              }
+            }
+          }
+          ++path;
+        }
+  return cases;
+}
+
+FidelityRunner::FidelityRunner(const FidelityConfig& config, std::optional<sim::HardwareProfile> hardware)
+    : config_(config), hardware_(std::move(hardware)) {
+  for (const auto& path : config_.profiles) contexts_.push_back(sim::read_context_profile(path));
+  for (const auto& t : config_.traces) {
+    traces::BandwidthTrace trace = traces::load_one_trace(t.input, t.format);
+    if (trace.chunk_indexed())
+      throw std::invalid_argument("trace \"" + t.name + "\" is chunk-indexed: an emulated link needs capacity over time");
+    const double factor = t.mean_mbps > 0 ? t.mean_mbps * 1e6 / trace.mean_bps() : t.scale;
+    if (factor != 1) trace = traces::scale(trace, factor);
+    traces_.push_back(std::make_shared<const traces::BandwidthTrace>(std::move(trace)));
+  }
+}
+
+uint64_t FidelityRunner::queue_bytes(const FidelityCase& c) const {
+  const FidelityQueue& q = config_.queues[c.queue];
+  return q.ms > 0 ? sim::queue_bytes_for_ms(q.ms, traces_[c.trace]->mean_bps()) : q.bytes;
+}
+
+sim::SimulationInputs FidelityRunner::inputs(const FidelityCase& c, const std::string& link_model) const {
+  sim::SimulationInputs in;
+  in.contexts = contexts_;
+  in.trace = traces_[c.trace];
+  in.hardware = hardware_;
+  in.policy = c.policy;
+  in.config.slo_s = c.slo_s;
+  in.config.trace_offset_s = c.offset_s;
+  in.config.request_rtt_s = in.config.chunk_rtt_s = c.rtt_ms / 1e3;
+  in.config.link_model = link_model == "tcp" ? sim::LinkModel::kTcp : sim::LinkModel::kFluid;
+  in.config.tcp =
+      sim::tcp_model_for(c.rtt_ms / 1e3, c.congestion_control, config_.slow_start_after_idle, queue_bytes(c));
+  const FidelityWorkload& w = config_.workloads[c.workload];
+  if (w.poisson)
+    in.requests = sim::poisson_requests(w.rate_per_s, size_t(w.requests), contexts_.size(), w.seed);
+  else
+    in.requests = {sim::Request{0, c.context}};
+  return in;
+}
+
+FidelityRun FidelityRunner::run(const FidelityCase& c) const {
+  FidelityRun run;
+  run.fidelity_case = c;
+  run.trace_mean_mbps = traces_[c.trace]->mean_bps() / 1e6;
+  run.queue_bytes = queue_bytes(c);
+  run.emulated = emulate(inputs(c, "fluid"));
+  for (const auto& model : config_.link_models) run.simulated.push_back(sim::simulate(inputs(c, model)));
+  return run;
+}
+
+nlohmann::json to_json(const FidelityConfig& config, const FidelityRun& run) {
+  const FidelityCase& c = run.fidelity_case;
+  auto requests = [](const std::vector<sim::RequestResult>& results) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& r : results) rows.push_back(sim::to_json(r));
+    return rows;
+  };
+  nlohmann::json simulated = nlohmann::json::object();
+  for (size_t m = 0; m < config.link_models.size(); ++m) {
+    const PairedErrors errors = paired_errors(run.simulated[m], run.emulated.results);
+    simulated[config.link_models[m]] = {{"requests", requests(run.simulated[m])},
+                                        {"ttft_errors", errors.ttft},
+                                        {"chunk_errors", errors.chunk}};
+  }
+  const EmulationReport& e = run.emulated;
+  return {{"trace", config.traces[c.trace].name},
+          {"trace_mean_mbps", run.trace_mean_mbps},
+          {"rtt_ms", c.rtt_ms},
+          {"queue", config.queues[c.queue].name},
+          {"queue_bytes", run.queue_bytes > 0 ? nlohmann::json(run.queue_bytes) : nlohmann::json(nullptr)},
+          {"congestion_control", c.congestion_control},
+          {"workload", config.workloads[c.workload].name},
+          {"policy", c.policy},
+          {"slo_s", c.slo_s},
+          {"offset_s", c.offset_s},
+          {"emulated",
+           {{"requests", requests(e.results)},
+            {"link",
+             {{"delivered_packets", e.delivered_packets},
+              {"dropped_packets", e.dropped_packets},
+              {"mean_lateness_s", e.mean_lateness_s},
+              {"max_lateness_s", e.max_lateness_s}}}}},
+          {"simulated", simulated}};
+}
+
+}  // namespace kvstream::emulation

@@ -1,0 +1,153 @@
+// `kvstream fidelity`'s parts that need no network: the config (every error names its JSON path),
+// the plan of cases and its rotations, and the error statistics.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "emulation/fidelity.h"
+#include "emulation/fidelity_errors.h"
+
+namespace kvstream::emulation {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A config in a fresh folder, beside an (empty) profile file it names.
+class FidelityConfigTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("kvstream_fidelity_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+    std::ofstream(dir_ / "p.json") << "{}";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  nlohmann::json minimal() const {
+    return nlohmann::json::parse(R"({
+      "name": "t", "profiles": ["p.json"],
+      "traces": [{"name": "c", "input": "constant:gbps=0.1", "mean_mbps": 50}],
+      "rtt_ms": [0, 20], "queues": [{"name": "deep", "bytes": 2000000}, {"name": "shallow", "ms": 50}],
+      "congestion_controls": ["cubic", "bbr"], "policies": ["fixed:cachegen:2", "mpc"], "slo_s": [1, 2],
+      "workloads": [{"name": "single", "kind": "single", "offsets_s": [0, 10, 20]}]})");
+  }
+  FidelityConfig read(const nlohmann::json& config) const {
+    std::ofstream(dir_ / "f.json") << config.dump();
+    return read_fidelity_config((dir_ / "f.json").string());
+  }
+  // The error that reading `config` throws.
+  std::string error(const nlohmann::json& config) const {
+    try {
+      read(config);
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+    return "no error";
+  }
+  fs::path dir_;
+};
+
+TEST_F(FidelityConfigTest, ReadsEveryKey) {
+  nlohmann::json j = minimal();
+  j["slow_start_after_idle"] = false;
+  j["link_models"] = {"tcp"};
+  j["workloads"].push_back(nlohmann::json::parse(
+      R"({"name": "p", "kind": "poisson", "requests": 4, "rate_per_s": 1, "seed": 3, "offset_s": 5, "rotate": "pairs"})"));
+  const FidelityConfig c = read(j);
+  EXPECT_EQ(c.profiles.at(0), (dir_ / "p.json").string());
+  EXPECT_EQ(c.traces.at(0).mean_mbps, 50);
+  EXPECT_EQ(c.queues.at(1).ms, 50);
+  EXPECT_FALSE(c.slow_start_after_idle);
+  EXPECT_EQ(c.link_models, std::vector<std::string>{"tcp"});
+  const FidelityWorkload& p = c.workloads.at(1);
+  EXPECT_TRUE(p.poisson);
+  EXPECT_EQ(p.requests, 4);
+  EXPECT_EQ(p.offsets_s, std::vector<double>{5});
+  EXPECT_EQ(p.rotate, Rotation::kPairs);
+}
+
+TEST_F(FidelityConfigTest, ErrorsNameTheJsonPath) {
+  const auto with = [&](const std::string& pointer, const nlohmann::json& value) {
+    nlohmann::json j = minimal();
+    j[nlohmann::json::json_pointer(pointer)] = value;
+    return error(j);
+  };
+  EXPECT_NE(with("/rtt_ms/1", -5).find("rtt_ms[1]"), std::string::npos) << with("/rtt_ms/1", -5);
+  EXPECT_NE(with("/queues/0/bytes", 100).find("queues[0].bytes"), std::string::npos);
+  EXPECT_NE(with("/policies/1", "nope").find("policies[1]"), std::string::npos);
+  EXPECT_NE(with("/workloads/0/kind", "burst").find("workloads[0].kind"), std::string::npos);
+  EXPECT_NE(with("/workloads/0/rotate", "sideways").find("workloads[0].rotate"), std::string::npos);
+  EXPECT_NE(with("/link_models", {"packet"}).find("link_models[0]"), std::string::npos);
+  EXPECT_NE(with("/profiles/0", "missing.json").find("profiles[0]"), std::string::npos);
+  EXPECT_NE(with("/bogus", 1).find("bogus"), std::string::npos);
+  // The tcp link model has no vegas: refused before anything runs, unless only emulated and fluid.
+  const std::string vegas = with("/congestion_controls/1", "vegas");
+  EXPECT_NE(vegas.find("congestion_controls[1]"), std::string::npos) << vegas;
+  nlohmann::json fluid_only = minimal();
+  fluid_only["congestion_controls"][1] = "vegas";
+  fluid_only["link_models"] = {"fluid"};
+  EXPECT_EQ(error(fluid_only), "no error");
+}
+
+TEST_F(FidelityConfigTest, ThePlanCrossesEveryAxisAndRotationsLeaveOutInTurn) {
+  nlohmann::json j = minimal();
+  // 1 trace x 2 RTTs x 2 queues x 2 congestion controls = 8 paths; 4 (policy, SLO) pairs; 3 offsets.
+  EXPECT_EQ(plan_fidelity(read(j)).size(), 8u * 4 * 3);
+  j["workloads"][0]["rotate"] = "offsets";  // each path one offset, in turn
+  const auto offsets = plan_fidelity(read(j));
+  ASSERT_EQ(offsets.size(), 8u * 4);
+  EXPECT_EQ(offsets[0].offset_s, 0);
+  EXPECT_EQ(offsets[4].offset_s, 10);  // the second path
+  EXPECT_EQ(offsets[8].offset_s, 20);
+  EXPECT_EQ(offsets[12].offset_s, 10);  // shifted by one after every 3 paths
+  j["workloads"][0]["rotate"] = "pairs";  // each path one (policy, SLO) pair, in turn
+  const auto pairs = plan_fidelity(read(j));
+  ASSERT_EQ(pairs.size(), 8u * 3);
+  EXPECT_EQ(pairs[0].policy, "fixed:cachegen:2");
+  EXPECT_EQ(pairs[0].slo_s, 1);
+  EXPECT_EQ(pairs[3].slo_s, 2);
+  EXPECT_EQ(pairs[6].policy, "mpc");
+  EXPECT_EQ(pairs[0].rtt_ms, 0);
+  EXPECT_EQ(pairs[12].rtt_ms, 20);
+  EXPECT_EQ(pairs[12].slo_s, 2);  // shifted by one after every 4 paths
+  // Congestion controls alternate with the paths, and so would the SLO without the shift.
+  int cubic_at_slo1 = 0, bbr_at_slo1 = 0;
+  for (const auto& c : pairs) (c.congestion_control == "cubic" ? cubic_at_slo1 : bbr_at_slo1) += c.slo_s == 1;
+  EXPECT_GT(cubic_at_slo1, 0);
+  EXPECT_GT(bbr_at_slo1, 0);
+}
+
+sim::RequestResult result(double ttft_s, std::vector<std::string> choices, std::vector<double> chunk_s) {
+  sim::RequestResult r;
+  r.completed = true;
+  r.ttft_s = ttft_s;
+  r.choices = std::move(choices);
+  r.chunk_transfer_s = std::move(chunk_s);
+  return r;
+}
+
+TEST(FidelityErrors, PairRequestsAndOnlyChunksFetchedAlike) {
+  const auto errors = paired_errors({result(0.9, {"a", "b", "a"}, {0.3, 0.3, 0.3})},
+                                    {result(1.0, {"a", "text", "a"}, {0.4, 0.1, 0.2})});
+  ASSERT_EQ(errors.ttft.size(), 1u);
+  EXPECT_NEAR(errors.ttft[0], -0.1, 1e-12);
+  ASSERT_EQ(errors.chunk.size(), 2u);  // the second chunk went as text in one run
+  EXPECT_NEAR(errors.chunk[0], -0.25, 1e-12);
+  EXPECT_NEAR(errors.chunk[1], 0.5, 1e-12);
+  sim::RequestResult lost = result(1, {}, {});
+  lost.completed = false;
+  EXPECT_TRUE(paired_errors({lost}, {result(1, {}, {})}).ttft.empty());
+}
+
+TEST(FidelityErrors, StatisticsAreSignedMedianAndMagnitudes) {
+  const ErrorStats s = error_stats({-0.3, -0.1, 0.02, 0.05, -0.04});
+  EXPECT_EQ(s.count, 5u);
+  EXPECT_NEAR(s.median, -0.04, 1e-12);
+  EXPECT_NEAR(s.median_abs, 0.05, 1e-12);
+  EXPECT_NEAR(s.max_abs, 0.3, 1e-12);
+  EXPECT_GT(s.p95_abs, 0.1);
+  EXPECT_LE(s.p95_abs, 0.3);
+  EXPECT_EQ(error_stats({}).count, 0u);
+}
+
+}  // namespace
+}  // namespace kvstream::emulation
