@@ -12,10 +12,11 @@
 namespace kvstream::emulation {
 
 PairedErrors paired_errors(const std::vector<sim::RequestResult>& simulated,
-                           const std::vector<sim::RequestResult>& emulated) {
+                           const std::vector<sim::RequestResult>& emulated, Choices choices) {
   PairedErrors errors;
   for (size_t r = 0; r < std::min(simulated.size(), emulated.size()); ++r) {
     const sim::RequestResult &s = simulated[r], &e = emulated[r];
+    if (choices != Choices::kAll && (s.choices == e.choices) != (choices == Choices::kSame)) continue;
     if (s.completed && e.completed && e.ttft_s > 0) errors.ttft.push_back(s.ttft_s / e.ttft_s - 1);
     const size_t chunks = std::min({s.choices.size(), e.choices.size(), s.chunk_transfer_s.size(),
                                     e.chunk_transfer_s.size()});
@@ -66,27 +67,35 @@ axes() {
   return table;
 }
 
+void append(PairedErrors& into, const PairedErrors& from) {
+  into.ttft.insert(into.ttft.end(), from.ttft.begin(), from.ttft.end());
+  into.chunk.insert(into.chunk.end(), from.chunk.begin(), from.chunk.end());
+}
+
 }  // namespace
 
 std::vector<FidelityRow> fidelity_table(const FidelityConfig& config, const std::vector<FidelityRun>& runs) {
   std::vector<FidelityRow> rows;
-  for (size_t m = 0; m < config.link_models.size(); ++m)
+  for (size_t m = 0; m < config.link_models.size(); ++m) {
     for (const auto& [group, value_of] : axes()) {
       std::vector<std::string> order;  // values in order of first appearance
       std::map<std::string, PairedErrors> pooled;
       for (const auto& run : runs) {
         const std::string value = value_of(config, run.fidelity_case);
         if (!pooled.count(value)) order.push_back(value);
-        const PairedErrors errors = paired_errors(run.simulated[m], run.emulated.results);
-        PairedErrors& into = pooled[value];
-        into.ttft.insert(into.ttft.end(), errors.ttft.begin(), errors.ttft.end());
-        into.chunk.insert(into.chunk.end(), errors.chunk.begin(), errors.chunk.end());
+        append(pooled[value], paired_errors(run.simulated[m], run.emulated.results));
       }
       if (group != "all" && order.size() < 2) continue;  // one value: the same as "all"
       for (const auto& value : order)
         rows.push_back({config.link_models[m], group, value, error_stats(pooled[value].ttft),
                         error_stats(pooled[value].chunk)});
     }
+    for (const auto& [value, choices] : {std::pair{"same", Choices::kSame}, std::pair{"different", Choices::kDifferent}}) {
+      PairedErrors pooled;
+      for (const auto& run : runs) append(pooled, paired_errors(run.simulated[m], run.emulated.results, choices));
+      rows.push_back({config.link_models[m], "choices", value, error_stats(pooled.ttft), error_stats(pooled.chunk)});
+    }
+  }
   return rows;
 }
 

@@ -14,9 +14,13 @@ struct PairedErrors {
   std::vector<double> ttft;   // per request that completed both ways, in request order
   std::vector<double> chunk;  // per chunk that both ways fetched at the same level (or as text), in order
 };
+// Which requests count: all, or only those whose choices (level or text per chunk) were the same
+// both ways, or differed (an adaptive policy that decided otherwise: the error is then the policy's
+// divergence more than the link model's).
+enum class Choices { kAll, kSame, kDifferent };
 // Requests pair by position (both runs have the same workload).
 PairedErrors paired_errors(const std::vector<sim::RequestResult>& simulated,
-                           const std::vector<sim::RequestResult>& emulated);
+                           const std::vector<sim::RequestResult>& emulated, Choices choices = Choices::kAll);
 
 struct ErrorStats {
   size_t count = 0;
@@ -26,7 +30,8 @@ struct ErrorStats {
 ErrorStats error_stats(const std::vector<double>& errors);
 
 // One row of fidelity.csv: a link model's errors over the runs whose `group` (all, trace, rtt_ms,
-// queue, congestion_control, workload, policy, slo_s) has `value`.
+// queue, congestion_control, workload, policy, slo_s) has `value`, or (group "choices", values
+// "same" and "different") over the requests whose choices were the same both ways or not.
 struct FidelityRow {
   std::string link_model, group, value;
   ErrorStats ttft, chunk;

@@ -133,6 +133,12 @@ TEST(FidelityErrors, PairRequestsAndOnlyChunksFetchedAlike) {
   ASSERT_EQ(errors.chunk.size(), 2u);  // the second chunk went as text in one run
   EXPECT_NEAR(errors.chunk[0], -0.25, 1e-12);
   EXPECT_NEAR(errors.chunk[1], 0.5, 1e-12);
+  // Only the requests that chose alike, or only those that did not.
+  const std::vector<sim::RequestResult> simulated = {result(0.9, {"a"}, {0.3}), result(2, {"b"}, {1})};
+  const std::vector<sim::RequestResult> emulated = {result(1.0, {"a"}, {0.4}), result(1, {"text"}, {0.1})};
+  EXPECT_EQ(paired_errors(simulated, emulated, Choices::kSame).ttft.size(), 1u);
+  EXPECT_NEAR(paired_errors(simulated, emulated, Choices::kDifferent).ttft.at(0), 1.0, 1e-12);
+  EXPECT_EQ(paired_errors(simulated, emulated).ttft.size(), 2u);
   sim::RequestResult lost = result(1, {}, {});
   lost.completed = false;
   EXPECT_TRUE(paired_errors({lost}, {result(1, {}, {})}).ttft.empty());
