@@ -2,7 +2,7 @@
 # Nothing outlives an emulation (docs/EMULATION.md "Clean-up"): `kvstream emulate` is stopped by
 # SIGINT (Ctrl-C), SIGTERM and SIGKILL in the middle of a run, and afterwards no process of it is
 # left and none of the network namespaces it made (with their TUN devices) is held by any process.
-# A run that fails on bad input leaves nothing either. Needs root (CI has it); elsewhere it skips
+# Two emulations side by side do not collide. A run that fails on bad input says why. Needs root (CI has it); elsewhere it skips
 # (exit 77), saying why.
 # Usage: cleanup.sh KVSTREAM
 set -euo pipefail
@@ -52,6 +52,16 @@ for signal in INT TERM KILL; do
   done
   echo "cleanup: SIG$signal: exit $status, namespaces $(echo $namespaces) gone"
 done
+
+# Two emulations side by side: each has its own namespaces and devices, and both finish.
+pids=()
+for _ in 1 2; do
+  "$kvstream" emulate --profile "$profile" --trace constant:gbps=0.1 --policy fixed:cachegen:2 --slo 5 --json \
+    > /dev/null 2>&1 &
+  pids+=($!)
+done
+for p in "${pids[@]}"; do wait "$p" || fail "two emulations side by side: one failed"; done
+echo "cleanup: two emulations side by side: both completed"
 
 # An error (a congestion control the kernel lacks) after the network exists: a clear message, exit 1.
 err=$(mktemp)
