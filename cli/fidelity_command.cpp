@@ -1,7 +1,7 @@
 // `kvstream fidelity CONFIG.json`: the simulator held against the emulator (docs/EMULATION.md
-// "Fidelity"): every case of the config emulated and simulated on the same trace offsets, the
-// signed relative TTFT and chunk transfer-time errors, a table, a figure, and the emulator's own
-// accuracy beside them.
+// "`kvstream fidelity`"): every case of the config emulated and simulated on the same trace
+// offsets, the signed relative TTFT and chunk transfer-time errors, a table, a figure, and the
+// emulator's own accuracy beside them.
 #include <chrono>
 #include <filesystem>
 #include <fstream>

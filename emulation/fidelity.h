@@ -1,6 +1,7 @@
-// `kvstream fidelity` (docs/EMULATION.md "Fidelity"): every case of a fidelity config run both ways
-// on the same trace offsets, emulated (emulate.h) and simulated with each link model the config
-// names, so that the simulator's TTFT and chunk transfer times can be held against a real network.
+// `kvstream fidelity` (docs/EMULATION.md "`kvstream fidelity`"): every case of a fidelity config
+// run both ways on the same trace offsets, emulated (emulate.h) and simulated with each link model
+// the config names, so that the simulator's TTFT and chunk transfer times can be held against a
+// real network.
 #pragma once
 #include <memory>
 #include <nlohmann/json.hpp>

@@ -1,6 +1,6 @@
-// The simulator's error against the emulator (docs/EMULATION.md "Fidelity"): signed relative errors
-// simulated / emulated - 1 of each request's TTFT and of each chunk's transfer time, and their
-// statistics per link model, overall and along each axis of a fidelity config.
+// The simulator's error against the emulator (docs/EMULATION.md "`kvstream fidelity`"): signed
+// relative errors simulated / emulated - 1 of each request's TTFT and of each chunk's transfer
+// time, and their statistics per link model, overall and along each axis of a fidelity config.
 #pragma once
 #include <iosfwd>
 #include <string>

@@ -1,7 +1,8 @@
 // The window of the `tcp` link model's connection (sim/tcp_connection_link.h), one congestion
-// control per file, named as the kernel names them (docs/EMULATION.md "Link models"). The model
-// works in rounds: a round sends up to window_packets(), the bits cross the shared fluid link, and
-// the round's outcome (what was delivered, what overflowed the drop-tail queue) updates the window.
+// control per file, named as the kernel names them (docs/EMULATION.md "The simulator's link
+// models"). The model works in rounds: a round sends up to window_packets(), the bits cross the
+// shared fluid link, and the round's outcome (what was delivered, what overflowed the drop-tail
+// queue) updates the window.
 #pragma once
 #include <memory>
 #include <string>

@@ -7,7 +7,7 @@
 
 namespace kvstream::sim {
 
-// How the link carries a request's chunks (docs/EMULATION.md "Link models").
+// How the link carries a request's chunks (docs/EMULATION.md "The simulator's link models").
 enum class LinkModel {
   kFluid,  // the trace's capacity, shared fairly by the transfers in flight; exact for the artifact's experiments
   kTcp,    // the same, through one modelled TCP connection per request (sim/tcp_connection_link.h)

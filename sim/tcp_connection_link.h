@@ -1,5 +1,5 @@
-// A request's TCP connection over the fluid link (docs/EMULATION.md "Link models"), the simulator's
-// `tcp` link model, in rounds of one round trip each:
+// A request's TCP connection over the fluid link, the simulator's `tcp` link model (docs/EMULATION.md
+// "The simulator's link models"), in rounds of one round trip each:
 //   - headers: every packet_bytes on the wire carry mss_bytes of payload (1,500 and 1,448 for TCP
 //     with timestamps over IPv4), so a chunk of B bytes puts B · packet / mss on the link;
 //   - a round sends the congestion control's window (sim/congestion_control.h: slow start, HyStart,

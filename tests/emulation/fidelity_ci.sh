@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The short fidelity check (issue targets, docs/EMULATION.md "Fidelity"): the simulator's tcp link
+# The short fidelity check (docs/EMULATION.md "`kvstream fidelity`"): the simulator's tcp link
 # model against the emulator on tests/emulation/fidelity_ci.json (12 requests); fails when the
 # median |TTFT error| exceeds 5 %. Needs root and TUN devices (CI has both); elsewhere it skips
 # (exit 77), saying why.
