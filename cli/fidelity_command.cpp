@@ -24,7 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct Options {
-  std::string config, out;
+  std::string config, out, rescore;
   bool overwrite = false, figures = true, dry_run = false;
   double link_check_s = 2;
   std::vector<std::pair<std::string, double>> checks;  // --check MODEL=FRACTION
@@ -43,13 +43,14 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
     ("link-check-s", po::value(&o.link_check_s)->default_value(2.0), "seconds of `link-check` per trace (0: none)")
     ("check", po::value(&checks)->multitoken()->composing(),
      "MODEL=FRACTION: exit 3 when that link model's median |TTFT error| over all runs exceeds FRACTION (e.g. tcp=0.05)")
+    ("rescore", po::value(&o.rescore), "DIR: simulate the runs of DIR/fidelity.jsonl again against their stored emulations (after a change to the simulator; needs no root, emulates nothing)")
     ("dry-run", po::bool_switch(&o.dry_run), "print the cases and exit (needs no root)");
   po::positional_options_description positional;
   positional.add("config", 1);
   po::variables_map vm;
   if (!parse_or_help(args,
                      "usage: kvstream fidelity CONFIG.json [--out DIR] [--overwrite] [--check MODEL=FRACTION ...]\n"
-                     "                         [--link-check-s S] [--no-figures] [--dry-run]\n\n"
+                     "                         [--link-check-s S] [--no-figures] [--dry-run] [--rescore DIR]\n\n"
                      "Runs every case of the config (network paths x workloads x policies x SLOs x offsets) both\n"
                      "ways: emulated (`kvstream emulate`: real kernel TCP through the trace-shaped link) and\n"
                      "simulated with each of the config's link models on the same trace offsets and round trips.\n"
@@ -57,7 +58,8 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
                      "(chunks both ways fetched at the same level): median, p95 and max, overall and per trace,\n"
                      "RTT, queue, congestion control, workload, policy and SLO. Writes DIR/fidelity.jsonl (every\n"
                      "run), fidelity.csv (the table), fidelity.json (the table, the emulator's own accuracy per\n"
-                     "trace from link-check, timing), config.json and figures/fidelity.png. Needs root.",
+                     "trace from link-check, timing), config.json and figures/fidelity.png. Needs root, but not\n"
+                     "with --rescore DIR, which simulates DIR's runs again against their stored emulations.",
                      options, vm, &positional))
     return std::nullopt;
   for (const auto& check : checks) {
@@ -88,6 +90,56 @@ void write_text(const fs::path& path, const std::string& text) {
   common::write_file_atomically(path, [&](std::ostream& out) { out << text; });
 }
 
+// The emulator's accuracy per trace (`link-check`), measured before the cases.
+nlohmann::json check_links(const emulation::FidelityConfig& config, const emulation::FidelityRunner& runner,
+                           double seconds) {
+  nlohmann::json accuracy = nlohmann::json::array();
+  for (size_t t = 0; seconds > 0 && t < config.traces.size(); ++t) {
+    emulation::LinkCheckOptions check;
+    check.trace = std::make_shared<traces::BandwidthTrace>(runner.trace(t));
+    check.seconds = seconds;
+    const auto result = emulation::check_link(check);
+    accuracy.push_back(emulation::to_json(result));
+    accuracy.back()["trace"] = config.traces[t].name;
+    std::cerr << "emulator accuracy, " << config.traces[t].name << " at " << std::setprecision(4) << result.mean_mbps
+              << " Mbit/s: per 100 ms |delivered / integral - 1| median " << result.median_abs_error << ", p95 "
+              << result.p95_abs_error << ", max " << result.max_abs_error << "\n";
+  }
+  return accuracy;
+}
+
+// The runs of an earlier result directory, simulated again against their stored emulations.
+std::vector<emulation::FidelityRun> rescore(const emulation::FidelityRunner& runner, const fs::path& dir) {
+  const fs::path path = dir / "fidelity.jsonl";
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(path.string() + ": cannot read (--rescore takes a `kvstream fidelity` result directory)");
+  std::vector<emulation::FidelityRun> runs;
+  std::string text;
+  for (size_t number = 1; std::getline(in, text); ++number) {
+    if (text.empty()) continue;
+    const std::string where = path.string() + ":" + std::to_string(number);
+    nlohmann::json line;
+    try {
+      line = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception& e) {
+      throw std::runtime_error(where + ": bad JSON: " + e.what());
+    }
+    runs.push_back(runner.rescore(common::JsonNode(line, where)));
+  }
+  if (runs.empty()) throw std::runtime_error(path.string() + ": no runs");
+  return runs;
+}
+
+// The accuracy an earlier run measured, when its fidelity.json says.
+nlohmann::json stored_accuracy(const fs::path& dir) {
+  try {
+    const nlohmann::json summary = common::read_json_file((dir / "fidelity.json").string());
+    if (summary.contains("emulator_accuracy")) return summary["emulator_accuracy"];
+  } catch (const std::exception&) {
+  }
+  return nlohmann::json::array();
+}
+
 int run(const Options& o) {
   const auto config = emulation::read_fidelity_config(input_path(o.config));
   const auto cases = emulation::plan_fidelity(config);
@@ -104,39 +156,34 @@ int run(const Options& o) {
   if (!config.hardware.empty())
     hardware = sim::read_hardware_profile(profiling::resolve_hardware_profile(config.hardware));
   const emulation::FidelityRunner runner(config, hardware);
-  fs::create_directories(out);
   const auto started = std::chrono::steady_clock::now();
 
-  nlohmann::json accuracy = nlohmann::json::array();
-  if (o.link_check_s > 0)
-    for (size_t t = 0; t < config.traces.size(); ++t) {
-      emulation::LinkCheckOptions check;
-      check.trace = std::make_shared<traces::BandwidthTrace>(runner.trace(t));
-      check.seconds = o.link_check_s;
-      const auto result = emulation::check_link(check);
-      accuracy.push_back(emulation::to_json(result));
-      accuracy.back()["trace"] = config.traces[t].name;
-      std::cerr << "emulator accuracy, " << config.traces[t].name << " at " << std::setprecision(4) << result.mean_mbps
-                << " Mbit/s: per 100 ms |delivered / integral - 1| median " << result.median_abs_error << ", p95 "
-                << result.p95_abs_error << ", max " << result.max_abs_error << "\n";
-    }
-
+  nlohmann::json accuracy;
   std::vector<emulation::FidelityRun> runs;
-  std::string lines;
-  for (size_t i = 0; i < cases.size(); ++i) {
-    runs.push_back(runner.run(cases[i]));
-    const nlohmann::json line = emulation::to_json(config, runs.back());
-    lines += line.dump() + "\n";
-    std::cerr << "[" << i + 1 << "/" << cases.size() << "] " << describe(config, cases[i]) << ":";
-    for (const auto& model : config.link_models) {
-      const auto stats = emulation::error_stats(line["simulated"][model]["ttft_errors"].get<std::vector<double>>());
-      std::cerr << " " << model << " " << std::showpos << std::fixed << std::setprecision(1) << 100 * stats.median
-                << "%" << std::noshowpos << std::defaultfloat;
+  if (!o.rescore.empty()) {
+    runs = rescore(runner, o.rescore);
+    accuracy = stored_accuracy(o.rescore);
+  } else {
+    accuracy = check_links(config, runner, o.link_check_s);
+    for (size_t i = 0; i < cases.size(); ++i) {
+      runs.push_back(runner.run(cases[i]));
+      std::cerr << "[" << i + 1 << "/" << cases.size() << "] " << describe(config, cases[i]) << ":";
+      for (size_t m = 0; m < config.link_models.size(); ++m) {
+        const auto errors = emulation::paired_errors(runs.back().simulated[m], runs.back().emulated.results);
+        std::cerr << " " << config.link_models[m] << " " << std::showpos << std::fixed << std::setprecision(1)
+                  << 100 * emulation::error_stats(errors.ttft).median << "%" << std::noshowpos << std::defaultfloat;
+      }
+      std::cerr << "\n";
     }
-    std::cerr << "\n";
   }
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
+  std::string lines;
+  size_t requests = 0;
+  for (const auto& run : runs) {
+    lines += emulation::to_json(config, run).dump() + "\n";
+    requests += run.emulated.results.size();
+  }
   const auto table = emulation::fidelity_table(config, runs);
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& r : table) {
@@ -147,21 +194,22 @@ int run(const Options& o) {
     rows.push_back({{"link_model", r.link_model}, {"group", r.group}, {"value", r.value}, {"ttft", stats(r.ttft)},
                     {"chunk", stats(r.chunk)}});
   }
-  size_t requests = 0;
-  for (const auto& run : runs) requests += run.emulated.results.size();
+  fs::create_directories(out);
   common::write_file_atomically(out / "config.json", [&](std::ostream& s) { s << config.source.dump(2) << "\n"; });
   write_text(out / "fidelity.jsonl", lines);
   std::ostringstream csv;
   emulation::write_fidelity_csv(csv, table);
   write_text(out / "fidelity.csv", csv.str());
-  const nlohmann::json summary = {{"config", config.name}, {"runs", runs.size()}, {"requests", requests},
-                                  {"wall_s", wall_s}, {"emulator_accuracy", accuracy}, {"table", rows},
-                                  {"build", experiments::build_and_host_info()}};
+  nlohmann::json summary = {{"config", config.name}, {"runs", runs.size()}, {"requests", requests},
+                            {"wall_s", wall_s}, {"emulator_accuracy", accuracy}, {"table", rows},
+                            {"build", experiments::build_and_host_info()}};
+  if (!o.rescore.empty()) summary["rescored_from"] = o.rescore;
   write_text(out / "fidelity.json", summary.dump(2) + "\n");
 
   emulation::print_fidelity_table(std::cout, table);
-  std::cout << runs.size() << " runs, " << requests << " requests emulated in " << std::fixed << std::setprecision(0)
-            << wall_s << " s; results: " << out.string() << std::defaultfloat << "\n";
+  std::cout << runs.size() << " runs, " << requests << " requests " << (o.rescore.empty() ? "emulated" : "rescored")
+            << " in " << std::fixed << std::setprecision(0) << wall_s << " s; results: " << out.string()
+            << std::defaultfloat << "\n";
   if (o.figures) {
     std::string error;
     if (!experiments::render_figures(out, error))

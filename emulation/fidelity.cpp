@@ -95,6 +95,52 @@ FidelityRun FidelityRunner::run(const FidelityCase& c) const {
   return run;
 }
 
+namespace {
+
+// The index of the item of `items` whose name is `node`'s string.
+template <typename T>
+size_t index_of(const std::vector<T>& items, const common::JsonNode& node, const char* what) {
+  const std::string name = node.string();
+  for (size_t i = 0; i < items.size(); ++i)
+    if (items[i].name == name) return i;
+  node.fail(std::string("the config has no ") + what + " \"" + name + "\"");
+}
+
+}  // namespace
+
+FidelityRun FidelityRunner::rescore(const common::JsonNode& line) const {
+  FidelityRun run;
+  FidelityCase& c = run.fidelity_case;
+  c.trace = index_of(config_.traces, line.at("trace"), "trace");
+  c.queue = index_of(config_.queues, line.at("queue"), "queue");
+  c.workload = index_of(config_.workloads, line.at("workload"), "workload");
+  c.rtt_ms = line.at("rtt_ms").number_at_least(0);
+  c.congestion_control = line.at("congestion_control").string();
+  c.policy = line.at("policy").string();
+  c.slo_s = line.at("slo_s").number_at_least(0);
+  c.offset_s = line.at("offset_s").number_at_least(0);
+  const common::JsonNode emulated = line.at("emulated"), requests = emulated.at("requests");
+  for (size_t r = 0; r < requests.size(); ++r)
+    run.emulated.results.push_back(sim::request_result_from_json(requests.at(r)));
+  if (!config_.workloads[c.workload].poisson) {
+    if (run.emulated.results.size() != 1) requests.fail("a single-request run holds one request");
+    const std::string& context = run.emulated.results[0].context;
+    c.context = contexts_.size();
+    for (size_t i = 0; i < contexts_.size(); ++i)
+      if (contexts_[i].name == context) c.context = i;
+    if (c.context == contexts_.size()) requests.at(0).at("context").fail("no profile of the config is \"" + context + "\"");
+  }
+  const common::JsonNode link = emulated.at("link");
+  run.emulated.delivered_packets = uint64_t(link.at("delivered_packets").integer_at_least(0));
+  run.emulated.dropped_packets = uint64_t(link.at("dropped_packets").integer_at_least(0));
+  run.emulated.mean_lateness_s = link.at("mean_lateness_s").number();
+  run.emulated.max_lateness_s = link.at("max_lateness_s").number();
+  run.trace_mean_mbps = traces_[c.trace]->mean_bps() / 1e6;
+  run.queue_bytes = queue_bytes(c);
+  for (const auto& model : config_.link_models) run.simulated.push_back(sim::simulate(inputs(c, model)));
+  return run;
+}
+
 nlohmann::json to_json(const FidelityConfig& config, const FidelityRun& run) {
   const FidelityCase& c = run.fidelity_case;
   auto requests = [](const std::vector<sim::RequestResult>& results) {

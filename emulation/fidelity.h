@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "emulation/emulate.h"
+#include "common/json_reader.h"
 #include "emulation/fidelity_config.h"
 #include "sim/simulation.h"
 
@@ -50,6 +51,11 @@ class FidelityRunner {
   uint64_t queue_bytes(const FidelityCase& c) const;
   // Emulates `c`, then simulates it with every link model. Throws what emulate() throws.
   FidelityRun run(const FidelityCase& c) const;
+  // A run of an earlier `kvstream fidelity` (one fidelity.jsonl line) simulated again with every
+  // link model against its stored emulation: the simulator's error after a change to it, without
+  // emulating again (nor root). Throws common::JsonError naming the line's JSON path when the line
+  // does not fit the config (a trace, queue or workload it does not name, another context).
+  FidelityRun rescore(const common::JsonNode& line) const;
 
  private:
   FidelityConfig config_;

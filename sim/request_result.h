@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "common/json_reader.h"
+
 namespace kvstream::sim {
 
 struct RequestResult {
@@ -24,5 +26,7 @@ struct RequestResult {
 };
 
 nlohmann::json to_json(const RequestResult& result);
+// The inverse of to_json, with errors naming the JSON path (common::JsonError).
+RequestResult request_result_from_json(const common::JsonNode& node);
 
 }  // namespace kvstream::sim

@@ -7,6 +7,7 @@
 
 #include "emulation/fidelity.h"
 #include "emulation/fidelity_errors.h"
+#include "tests/sim/sim_test_support.h"
 
 namespace kvstream::emulation {
 namespace {
@@ -114,6 +115,45 @@ TEST_F(FidelityConfigTest, ThePlanCrossesEveryAxisAndRotationsLeaveOutInTurn) {
   for (const auto& c : pairs) (c.congestion_control == "cubic" ? cubic_at_slo1 : bbr_at_slo1) += c.slo_s == 1;
   EXPECT_GT(cubic_at_slo1, 0);
   EXPECT_GT(bbr_at_slo1, 0);
+}
+
+TEST_F(FidelityConfigTest, RescoreSimulatesStoredRunsAgain) {
+  // A profile the simulator can stream: 4 chunks of 1,000 tokens at 1, 2 and 4 MB.
+  sim::ContextProfile profile = sim::test::hand_profile(4, 1000, {1e6, 2e6, 4e6}, {0.005, 0.005, 0.005}, {0.8, 0.9, 0.98});
+  profile.name = "hand";
+  std::ofstream(dir_ / "p.json") << sim::to_json(profile).dump();
+  nlohmann::json j = minimal();
+  j["policies"][1] = "mpc:text=0";  // the profile has no recompute times
+  j["workloads"].push_back(nlohmann::json::parse(R"({"name": "p", "kind": "poisson", "requests": 3, "rate_per_s": 2})"));
+  const FidelityConfig config = read(j);
+  const FidelityRunner runner(config, std::nullopt);
+  for (const FidelityCase& c : {plan_fidelity(config).at(5), plan_fidelity(config).back()}) {
+    // A stored run whose "emulation" was the fluid simulation itself: rescored, fluid's errors are 0.
+    FidelityRun stored;
+    stored.fidelity_case = c;
+    stored.trace_mean_mbps = runner.trace(c.trace).mean_bps() / 1e6;
+    stored.queue_bytes = runner.queue_bytes(c);
+    stored.emulated.results = sim::simulate(runner.inputs(c, "fluid"));
+    for (const auto& model : config.link_models) stored.simulated.push_back(sim::simulate(runner.inputs(c, model)));
+    const nlohmann::json line = to_json(config, stored);
+    const FidelityRun again = runner.rescore(common::JsonNode(line, "fidelity.jsonl:1"));
+    EXPECT_EQ(to_json(config, again), line);
+    for (const double e : line["simulated"]["fluid"]["ttft_errors"]) EXPECT_EQ(e, 0);
+  }
+  FidelityRun stored;
+  stored.fidelity_case = plan_fidelity(config).at(0);
+  stored.emulated.results = sim::simulate(runner.inputs(stored.fidelity_case, "fluid"));
+  stored.simulated = {stored.emulated.results, stored.emulated.results};
+  nlohmann::json line = to_json(config, stored);
+  line["trace"] = "elsewhere";
+  try {
+    runner.rescore(common::JsonNode(line, "fidelity.jsonl:7"));
+    FAIL() << "a trace the config does not name was rescored";
+  } catch (const common::JsonError& e) {
+    EXPECT_NE(std::string(e.what()).find("fidelity.jsonl:7: $.trace: the config has no trace \"elsewhere\""),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 sim::RequestResult result(double ttft_s, std::vector<std::string> choices, std::vector<double> chunk_s) {
