@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <regex>
 
 namespace kvstream::common {
 
@@ -68,6 +69,13 @@ int64_t JsonNode::integer_at_least(int64_t minimum) const {
 std::string JsonNode::string() const {
   if (!value_.is_string()) fail("expected a string, got " + shown(value_));
   return value_.get<std::string>();
+}
+
+std::string JsonNode::name() const {
+  const std::string text = string();
+  static const std::regex allowed("[A-Za-z0-9._-]+");
+  if (!std::regex_match(text, allowed)) fail("expected a name of letters, digits, '.', '_', '-', got \"" + text + "\"");
+  return text;
 }
 
 bool JsonNode::boolean() const {

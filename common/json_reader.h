@@ -33,6 +33,8 @@ class JsonNode {
   double number_in(double lo, double hi) const;
   int64_t integer_at_least(int64_t minimum) const;
   std::string string() const;
+  // A string usable as a file or directory name: letters, digits, '.', '_', '-'.
+  std::string name() const;
   bool boolean() const;
 
   // Throws unless this is an object whose keys are all in `known` (catches misspelt keys), naming

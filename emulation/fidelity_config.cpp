@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <regex>
 
 #include "common/data_resolver.h"
 #include "common/json_reader.h"
@@ -20,13 +19,6 @@ std::vector<JsonNode> items(const JsonNode& node) {
   if (node.size() == 0) node.fail("expected a non-empty list");
   for (size_t i = 0; i < node.size(); ++i) out.push_back(node.at(i));
   return out;
-}
-
-std::string name_of(const JsonNode& node) {
-  const std::string name = node.string();
-  static const std::regex allowed("[A-Za-z0-9._-]+");
-  if (!std::regex_match(name, allowed)) node.fail("expected a name of letters, digits, '.', '_', '-', got \"" + name + "\"");
-  return name;
 }
 
 // A profile path: beside the config first, then as a command-line argument would be (working
@@ -50,7 +42,7 @@ std::string profile_path(const JsonNode& node, const std::filesystem::path& conf
 FidelityTrace trace(const JsonNode& node) {
   node.only_keys({"name", "input", "format", "scale", "mean_mbps"});
   FidelityTrace t;
-  t.name = name_of(node.at("name"));
+  t.name = node.at("name").name();
   t.input = node.at("input").string();
   if (node.has("format")) t.format = node.at("format").string();
   if (node.has("scale") && node.has("mean_mbps")) node.fail("give \"scale\" or \"mean_mbps\", not both");
@@ -62,7 +54,7 @@ FidelityTrace trace(const JsonNode& node) {
 FidelityQueue queue(const JsonNode& node) {
   node.only_keys({"name", "bytes", "ms"});
   FidelityQueue q;
-  q.name = name_of(node.at("name"));
+  q.name = node.at("name").name();
   if (node.has("bytes") && node.has("ms")) node.fail("give \"bytes\" or \"ms\", not both");
   if (node.has("bytes")) q.bytes = uint64_t(node.at("bytes").integer_at_least(1500));
   if (node.has("ms")) q.ms = node.at("ms").number_in(0.01, 1e6);
@@ -71,7 +63,7 @@ FidelityQueue queue(const JsonNode& node) {
 
 FidelityWorkload workload(const JsonNode& node) {
   FidelityWorkload w;
-  w.name = name_of(node.at("name"));
+  w.name = node.at("name").name();
   const std::string kind = node.at("kind").string();
   if (kind == "single") {
     node.only_keys({"name", "kind", "offsets_s", "rotate"});
@@ -110,14 +102,14 @@ FidelityConfig read_fidelity_config(const std::string& path) {
   const JsonNode root(c.source, path);
   root.only_keys({"name", "description", "profiles", "traces", "rtt_ms", "queues", "congestion_controls",
                   "slow_start_after_idle", "policies", "slo_s", "workloads", "link_models", "hardware"});
-  c.name = name_of(root.at("name"));
+  c.name = root.at("name").name();
   if (root.has("description")) c.description = root.at("description").string();
   const std::filesystem::path config_dir = std::filesystem::path(path).parent_path();
   for (const auto& item : items(root.at("profiles"))) c.profiles.push_back(profile_path(item, config_dir));
   for (const auto& item : items(root.at("traces"))) c.traces.push_back(trace(item));
   for (const auto& item : items(root.at("rtt_ms"))) c.rtt_ms.push_back(item.number_in(0, 10'000));
   for (const auto& item : items(root.at("queues"))) c.queues.push_back(queue(item));
-  for (const auto& item : items(root.at("congestion_controls"))) c.congestion_controls.push_back(name_of(item));
+  for (const auto& item : items(root.at("congestion_controls"))) c.congestion_controls.push_back(item.name());
   if (root.has("slow_start_after_idle")) c.slow_start_after_idle = root.at("slow_start_after_idle").boolean();
   for (const auto& item : items(root.at("policies"))) {
     c.policies.push_back(item.string());

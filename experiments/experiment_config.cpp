@@ -1,7 +1,6 @@
 #include "experiments/experiment_config.h"
 
 #include <algorithm>
-#include <regex>
 
 #include "codec/codec.h"
 #include "common/json_reader.h"
@@ -36,13 +35,6 @@ std::vector<std::string> strings(const JsonNode& node) {
   return out;
 }
 
-std::string name_of(const JsonNode& node) {
-  const std::string name = node.string();
-  static const std::regex allowed("[A-Za-z0-9._-]+");
-  if (!std::regex_match(name, allowed)) node.fail("expected a name of letters, digits, '.', '_', '-', got \"" + name + "\"");
-  return name;
-}
-
 int int_at_least(const JsonNode& node, int minimum) {
   const int64_t x = node.integer_at_least(minimum);
   if (x > 1'000'000'000) node.fail("expected an integer <= 1000000000");
@@ -65,7 +57,7 @@ ModelContexts model_contexts(const JsonNode& node, const ModelContexts& base, bo
 // One entry of "contexts"; a list of "tokens" expands to one set per value, named <name>-T<tokens>.
 void parse_context_set(const JsonNode& node, std::vector<ContextSetConfig>& out) {
   ContextSetConfig set;
-  set.name = name_of(node.at("name"));
+  set.name = node.at("name").name();
   set.json_path = node.path();
   const std::string source = node.has("source") ? node.at("source").string() : "model";
   if (source == "synthetic") {
@@ -192,7 +184,7 @@ std::optional<KvScaleConfig> parse_kv_scale(const JsonNode& node) {
     }
   }
   node.only_keys({"name", "fp16_bytes_per_token"});
-  return KvScaleConfig{name_of(node.at("name")), node.at("fp16_bytes_per_token").number_at_least(1)};
+  return KvScaleConfig{node.at("name").name(), node.at("fp16_bytes_per_token").number_at_least(1)};
 }
 
 std::optional<DecodeConfig> parse_decode(const JsonNode& node) {
@@ -218,7 +210,7 @@ ExperimentConfig parse_experiment_config(const nlohmann::json& json, const std::
   root.only_keys({"name", "description", "seed", "contexts", "codecs", "levels", "kv_scale", "decode", "traces",
                   "policies", "slo_s", "hardware", "workload", "sim", "repetitions", "figures"});
   ExperimentConfig c;
-  c.name = name_of(root.at("name"));
+  c.name = root.at("name").name();
   if (root.has("description")) c.description = root.at("description").string();
   if (root.has("seed")) {
     const JsonNode seed = root.at("seed");
