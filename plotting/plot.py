@@ -114,42 +114,37 @@ def run_ttfts(run, where):
             "ttfts": ttfts}
 
 
-def read_runs(path):
-    """runs.jsonl reduced to what the figures need (see run_ttfts); blank lines are skipped."""
-    runs = []
+def json_lines(path):
+    """Each object of a JSON-lines file with where it came from ("path:line"); blank lines are skipped."""
     with open(path) as f:
         for number, line in enumerate(f, 1):
             if not line.strip():
                 continue
             where = f"{path}:{number}"
             try:
-                run = json.loads(line)
+                yield json.loads(line), where
             except json.JSONDecodeError as e:
                 raise PlotError(f"{where}: bad JSON: {e.msg}") from None
-            runs.append(run_ttfts(run, where))
-    return runs
+
+
+def read_runs(path):
+    """runs.jsonl reduced to what the figures need (see run_ttfts)."""
+    return [run_ttfts(run, where) for run, where in json_lines(path)]
 
 
 def read_fidelity(path):
     """fidelity.jsonl reduced to each link model's signed errors: {model: {"ttft": [...], "chunk": [...]}}."""
     errors = defaultdict(lambda: {"ttft": [], "chunk": []})
-    with open(path) as f:
-        for number, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{number}"
-            try:
-                run = json.loads(line)
-                for model, simulated in run["simulated"].items():
-                    for kind in ("ttft", "chunk"):
-                        values = simulated[f"{kind}_errors"]
-                        if not all(is_number(v) for v in values):
-                            raise PlotError(f"{where}: simulated.{model}.{kind}_errors: expected numbers")
-                        errors[model][kind].extend(float(v) for v in values)
-            except json.JSONDecodeError as e:
-                raise PlotError(f"{where}: bad JSON: {e.msg}") from None
-            except (KeyError, TypeError, AttributeError) as e:
-                raise PlotError(f"{where}: not a fidelity run (missing or bad {e})") from None
+    for run, where in json_lines(path):
+        try:
+            for model, simulated in run["simulated"].items():
+                for kind in ("ttft", "chunk"):
+                    values = simulated[f"{kind}_errors"]
+                    if not all(is_number(v) for v in values):
+                        raise PlotError(f"{where}: simulated.{model}.{kind}_errors: expected numbers")
+                    errors[model][kind].extend(float(v) for v in values)
+        except (KeyError, TypeError, AttributeError) as e:
+            raise PlotError(f"{where}: not a fidelity run (missing or bad {e})") from None
     return dict(errors)
 
 
