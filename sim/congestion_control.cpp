@@ -10,15 +10,31 @@
 
 namespace kvstream::sim {
 
+namespace {
+
+// The registry: each modelled algorithm by its kernel name.
+template <typename Control>
+std::unique_ptr<CongestionControl> make(const TcpModel& model) {
+  return std::make_unique<Control>(model);
+}
+using Factory = std::unique_ptr<CongestionControl> (*)(const TcpModel&);
+const std::vector<std::pair<std::string, Factory>> kRegistry = {
+    {"cubic", make<CubicControl>}, {"reno", make<RenoControl>}, {"bbr", make<BbrControl>}};
+
+}  // namespace
+
 const std::vector<std::string>& modelled_congestion_controls() {
-  static const std::vector<std::string> names = {"cubic", "reno", "bbr"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const auto& [name, factory] : kRegistry) out.push_back(name);
+    return out;
+  }();
   return names;
 }
 
 std::unique_ptr<CongestionControl> make_congestion_control(const TcpModel& model) {
-  if (model.congestion_control == "cubic") return std::make_unique<CubicControl>(model);
-  if (model.congestion_control == "reno") return std::make_unique<RenoControl>(model);
-  if (model.congestion_control == "bbr") return std::make_unique<BbrControl>(model);
+  for (const auto& [name, factory] : kRegistry)
+    if (name == model.congestion_control) return factory(model);
   std::string known;
   for (const auto& name : modelled_congestion_controls()) known += (known.empty() ? "" : ", ") + name;
   throw std::invalid_argument("the tcp link model has no model of congestion control \"" + model.congestion_control +
