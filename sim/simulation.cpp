@@ -35,6 +35,8 @@ void check(const SimulationInputs& in) {
     throw std::invalid_argument("trace \"" + in.trace->name() +
                                 "\" is chunk-indexed (one rate per chunk): it supports single-request workloads only");
 }
+// stream_requests without its check of the inputs (simulate has made it).
+std::vector<RequestResult> stream_checked(const SimulationInputs& in, EventQueue& events, const LinkForRequest& link_for);
 }  // namespace
 
 std::vector<RequestResult> simulate(const SimulationInputs& in, SimulationStats* stats) {
@@ -47,7 +49,7 @@ std::vector<RequestResult> simulate(const SimulationInputs& in, SimulationStats*
       link = std::make_unique<ChunkIndexedLink>(events, *in.trace);
     else
       link = std::make_unique<SharedLink>(events, *in.trace, in.config.trace_offset_s);
-    results = stream_requests(in, events, [&link](size_t) -> Link& { return *link; });
+    results = stream_checked(in, events, [&link](size_t) -> Link& { return *link; });
   } else {  // a modelled TCP connection per request over the shared fluid link
     if (in.trace->chunk_indexed())
       throw std::invalid_argument("the tcp link model needs capacity over time; trace \"" + in.trace->name() +
@@ -57,7 +59,7 @@ std::vector<RequestResult> simulate(const SimulationInputs& in, SimulationStats*
     const double link_offset_s = std::max(0.0, in.config.trace_offset_s - in.config.tcp.rtt_s / 2);
     SharedLink link(events, *in.trace, link_offset_s);
     std::vector<std::unique_ptr<TcpConnectionLink>> connections(in.requests.size());
-    results = stream_requests(in, events, [&](size_t r) -> Link& {
+    results = stream_checked(in, events, [&](size_t r) -> Link& {
       connections[r] = std::make_unique<TcpConnectionLink>(events, link, in.config.tcp, *in.trace, link_offset_s);
       return *connections[r];
     });
@@ -68,6 +70,12 @@ std::vector<RequestResult> simulate(const SimulationInputs& in, SimulationStats*
 
 std::vector<RequestResult> stream_requests(const SimulationInputs& in, EventQueue& events, const LinkForRequest& link_for) {
   check(in);
+  return stream_checked(in, events, link_for);
+}
+
+namespace {
+
+std::vector<RequestResult> stream_checked(const SimulationInputs& in, EventQueue& events, const LinkForRequest& link_for) {
   Executor decode(events), prefill(events);
   Executor& decode_executor = in.config.overlap_decode_prefill ? decode : prefill;
 
@@ -120,5 +128,7 @@ std::vector<RequestResult> stream_requests(const SimulationInputs& in, EventQueu
     if (streamer && !streamer->result().completed) results[streamer->result().request] = streamer->result();
   return results;
 }
+
+}  // namespace
 
 }  // namespace kvstream::sim

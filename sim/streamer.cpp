@@ -57,10 +57,10 @@ void RequestStreamer::on_arrived(size_t chunk) {
   arrived_[chunk] = 1;
   result_.chunk_transfer_s.push_back(now_s - issue_s_[chunk]);
   result_.transfer_s += result_.chunk_transfer_s.back();
-  // A text chunk's few bytes time the round trip, not the bandwidth: only KV chunks are throughput
-  // samples (measured in the emulator: a 600-byte sample on an LTE trace read as 0.5 Mbit/s, and mpc
-  // then recomputed every chunk left).
-  // A throughput sample starts when the bits started to flow (as the sender sees them arrive).
+  // A throughput sample: a KV chunk's bits from when they started to flow (as the sender sees them
+  // arrive) to the last. A text chunk's few bytes time the round trip, not the bandwidth (measured in
+  // the emulator: a 600-byte sample on an LTE trace read as 0.5 Mbit/s, and mpc then recomputed
+  // every chunk left).
   const double first_bit_s = resources_.link.first_bit_s(chunk);
   const double start_s = first_bit_s >= 0 ? first_bit_s : data_start_s_[chunk];
   if (choices_[chunk] != kText && now_s > start_s) history_.push_back({costs_.bits(chunk, choices_[chunk]), start_s, now_s});
