@@ -2,6 +2,7 @@
 // "`kvstream fidelity`"): every case of the config emulated and simulated on the same trace
 // offsets, the signed relative TTFT and chunk transfer-time errors, a table, a figure, and the
 // emulator's own accuracy beside them.
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -70,8 +71,12 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
     } catch (const std::exception&) {
     }
     const std::string model = check.substr(0, eq);
-    if ((model != "fluid" && model != "tcp") || !(fraction >= 0))
-      throw po::error("--check: expected MODEL=FRACTION with MODEL fluid or tcp, got \"" + check + "\"");
+    if (!(fraction >= 0)) throw po::error("--check: expected MODEL=FRACTION, got \"" + check + "\"");
+    try {
+      sim::link_model_named(model);
+    } catch (const std::invalid_argument& e) {
+      throw po::error("--check \"" + check + "\": " + e.what());
+    }
     o.checks.emplace_back(model, fraction);
   }
   if (!(o.link_check_s >= 0)) throw po::error("--link-check-s must be >= 0");
@@ -142,6 +147,9 @@ nlohmann::json stored_accuracy(const fs::path& dir) {
 
 int run(const Options& o) {
   const auto config = emulation::read_fidelity_config(input_path(o.config));
+  for (const auto& check : o.checks)  // a model the config does not run would pass unchecked
+    if (std::find(config.link_models.begin(), config.link_models.end(), check.first) == config.link_models.end())
+      throw std::runtime_error("--check " + check.first + ": the config's link_models do not include it");
   const auto cases = emulation::plan_fidelity(config);
   if (o.dry_run) {
     for (size_t i = 0; i < cases.size(); ++i) std::cout << i << "\t" << describe(config, cases[i]) << "\n";

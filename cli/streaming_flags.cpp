@@ -107,14 +107,17 @@ void StreamingFlags::finish(const po::variables_map& vm) {
   if (artifact_timing_) config = sim::with_artifact_timing(config);
   config.request_rtt_s = rtt_ms_ / 1e3;
   config.chunk_rtt_s = chunk_rtt_ms_ / 1e3;
-  if (link_ != "fluid" && link_ != "tcp") throw po::error("--link must be fluid or tcp, got \"" + link_ + "\"");
-  config.link_model = link_ == "tcp" ? sim::LinkModel::kTcp : sim::LinkModel::kFluid;
+  try {
+    config.link_model = sim::link_model_named(link_);
+  } catch (const std::invalid_argument& e) {
+    throw po::error(std::string("--link: ") + e.what());
+  }
   if (vm.count("queue-bytes") && vm.count("queue-ms")) throw po::error("give --queue-bytes or --queue-ms, not both");
   if (vm.count("queue-bytes") && queue_bytes_ < 1500) throw po::error("--queue-bytes must hold a packet (>= 1500)");
   if (vm.count("queue-ms") && !(o_.queue_ms > 0)) throw po::error("--queue-ms must be > 0");
   config.tcp = sim::tcp_model_for(std::max(config.request_rtt_s, config.chunk_rtt_s), congestion_control_,
                                   !no_slow_start_after_idle_, queue_bytes_);
-  if (link_ == "tcp") {
+  if (config.link_model == sim::LinkModel::kTcp) {
     try {
       sim::make_congestion_control(config.tcp);
     } catch (const std::invalid_argument& e) {

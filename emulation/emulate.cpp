@@ -28,7 +28,8 @@ EmulationReport emulate(const sim::SimulationInputs& inputs) {
   // request does not start late.
   const auto zero = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
   NetworkConfig config;
-  config.link.down = {inputs.trace, inputs.config.trace_offset_s, path.rtt_s / 2, path.queue_bytes > 0 ? path.queue_bytes : std::numeric_limits<uint64_t>::max()};
+  const uint64_t queue_limit_bytes = path.queue_bytes > 0 ? path.queue_bytes : std::numeric_limits<uint64_t>::max();
+  config.link.down = {inputs.trace, inputs.config.trace_offset_s, path.rtt_s / 2, queue_limit_bytes};
   config.link.up = {nullptr, 0, path.rtt_s / 2};
   config.link.zero = zero;
   config.congestion_control = path.congestion_control;

@@ -1,9 +1,5 @@
 #include "emulation/fidelity.h"
 
-#include <algorithm>
-#include <limits>
-
-#include "common/data_resolver.h"
 #include "emulation/fidelity_errors.h"
 #include "traces/trace_inputs.h"
 #include "traces/trace_transforms.h"
@@ -74,7 +70,7 @@ sim::SimulationInputs FidelityRunner::inputs(const FidelityCase& c, const std::s
   in.config.slo_s = c.slo_s;
   in.config.trace_offset_s = c.offset_s;
   in.config.request_rtt_s = in.config.chunk_rtt_s = c.rtt_ms / 1e3;
-  in.config.link_model = link_model == "tcp" ? sim::LinkModel::kTcp : sim::LinkModel::kFluid;
+  in.config.link_model = sim::link_model_named(link_model);
   in.config.tcp =
       sim::tcp_model_for(c.rtt_ms / 1e3, c.congestion_control, config_.slow_start_after_idle, queue_bytes(c));
   const FidelityWorkload& w = config_.workloads[c.workload];
@@ -85,12 +81,10 @@ sim::SimulationInputs FidelityRunner::inputs(const FidelityCase& c, const std::s
   return in;
 }
 
-FidelityRun FidelityRunner::run(const FidelityCase& c) const {
-  FidelityRun run;
-  run.fidelity_case = c;
-  run.trace_mean_mbps = traces_[c.trace]->mean_bps() / 1e6;
-  run.queue_bytes = queue_bytes(c);
-  run.emulated = emulate(inputs(c, "fluid"));
+FidelityRun FidelityRunner::run(const FidelityCase& c) const { return simulated_beside(c, emulate(inputs(c, "fluid"))); }
+
+FidelityRun FidelityRunner::simulated_beside(const FidelityCase& c, EmulationReport emulated) const {
+  FidelityRun run{c, traces_[c.trace]->mean_bps() / 1e6, queue_bytes(c), std::move(emulated), {}};
   for (const auto& model : config_.link_models) run.simulated.push_back(sim::simulate(inputs(c, model)));
   return run;
 }
@@ -109,8 +103,7 @@ size_t index_of(const std::vector<T>& items, const common::JsonNode& node, const
 }  // namespace
 
 FidelityRun FidelityRunner::rescore(const common::JsonNode& line) const {
-  FidelityRun run;
-  FidelityCase& c = run.fidelity_case;
+  FidelityCase c;
   c.trace = index_of(config_.traces, line.at("trace"), "trace");
   c.queue = index_of(config_.queues, line.at("queue"), "queue");
   c.workload = index_of(config_.workloads, line.at("workload"), "workload");
@@ -119,26 +112,23 @@ FidelityRun FidelityRunner::rescore(const common::JsonNode& line) const {
   c.policy = line.at("policy").string();
   c.slo_s = line.at("slo_s").number_at_least(0);
   c.offset_s = line.at("offset_s").number_at_least(0);
-  const common::JsonNode emulated = line.at("emulated"), requests = emulated.at("requests");
-  for (size_t r = 0; r < requests.size(); ++r)
-    run.emulated.results.push_back(sim::request_result_from_json(requests.at(r)));
+  const common::JsonNode stored = line.at("emulated"), requests = stored.at("requests");
+  EmulationReport emulated;
+  for (size_t r = 0; r < requests.size(); ++r) emulated.results.push_back(sim::request_result_from_json(requests.at(r)));
   if (!config_.workloads[c.workload].poisson) {
-    if (run.emulated.results.size() != 1) requests.fail("a single-request run holds one request");
-    const std::string& context = run.emulated.results[0].context;
+    if (emulated.results.size() != 1) requests.fail("a single-request run holds one request");
+    const std::string& context = emulated.results[0].context;
     c.context = contexts_.size();
     for (size_t i = 0; i < contexts_.size(); ++i)
       if (contexts_[i].name == context) c.context = i;
     if (c.context == contexts_.size()) requests.at(0).at("context").fail("no profile of the config is \"" + context + "\"");
   }
-  const common::JsonNode link = emulated.at("link");
-  run.emulated.delivered_packets = uint64_t(link.at("delivered_packets").integer_at_least(0));
-  run.emulated.dropped_packets = uint64_t(link.at("dropped_packets").integer_at_least(0));
-  run.emulated.mean_lateness_s = link.at("mean_lateness_s").number();
-  run.emulated.max_lateness_s = link.at("max_lateness_s").number();
-  run.trace_mean_mbps = traces_[c.trace]->mean_bps() / 1e6;
-  run.queue_bytes = queue_bytes(c);
-  for (const auto& model : config_.link_models) run.simulated.push_back(sim::simulate(inputs(c, model)));
-  return run;
+  const common::JsonNode link = stored.at("link");
+  emulated.delivered_packets = uint64_t(link.at("delivered_packets").integer_at_least(0));
+  emulated.dropped_packets = uint64_t(link.at("dropped_packets").integer_at_least(0));
+  emulated.mean_lateness_s = link.at("mean_lateness_s").number();
+  emulated.max_lateness_s = link.at("max_lateness_s").number();
+  return simulated_beside(c, std::move(emulated));
 }
 
 nlohmann::json to_json(const FidelityConfig& config, const FidelityRun& run) {

@@ -58,6 +58,9 @@ class FidelityRunner {
   FidelityRun rescore(const common::JsonNode& line) const;
 
  private:
+  // The run of `c` with its emulation and a simulation with each link model.
+  FidelityRun simulated_beside(const FidelityCase& c, EmulationReport emulated) const;
+
   FidelityConfig config_;
   std::vector<sim::ContextProfile> contexts_;
   std::vector<std::shared_ptr<const traces::BandwidthTrace>> traces_;

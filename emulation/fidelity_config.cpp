@@ -125,7 +125,11 @@ FidelityConfig read_fidelity_config(const std::string& path) {
     c.link_models.clear();
     for (const auto& item : items(root.at("link_models"))) {
       const std::string model = item.string();
-      if (model != "fluid" && model != "tcp") item.fail("expected \"fluid\" or \"tcp\", got \"" + model + "\"");
+      try {
+        sim::link_model_named(model);
+      } catch (const std::invalid_argument& e) {
+        item.fail(e.what());
+      }
       c.link_models.push_back(model);
     }
   }

@@ -2,6 +2,8 @@
 #pragma once
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
+#include <string>
 
 #include "sim/tcp_model.h"
 
@@ -12,6 +14,13 @@ enum class LinkModel {
   kFluid,  // the trace's capacity, shared fairly by the transfers in flight; exact for the artifact's experiments
   kTcp,    // the same, through one modelled TCP connection per request (sim/tcp_connection_link.h)
 };
+
+// The model named "fluid" or "tcp"; throws std::invalid_argument naming both otherwise.
+inline LinkModel link_model_named(const std::string& name) {
+  if (name == "fluid") return LinkModel::kFluid;
+  if (name == "tcp") return LinkModel::kTcp;
+  throw std::invalid_argument("expected link model \"fluid\" or \"tcp\", got \"" + name + "\"");
+}
 
 // Where the decode time of a level chunk comes from (when decoding costs time at all).
 enum class DecodeTime {
@@ -39,7 +48,7 @@ struct SimConfig {
   double decode_fp16_bytes_per_s = 0;  // DecodeTime::kThroughput: the decoder's rate in fp16 KV bytes/s (> 0)
   double trace_offset_s = 0;           // trace time at simulated time 0
   LinkModel link_model = LinkModel::kFluid;
-  TcpModel tcp;                        // with LinkModel::kTcp
+  TcpModel tcp;                        // the path: the tcp link model's, and the one emulate builds
 };
 
 // The artifact's chunk_delay: what its adaptation charges for a text chunk, whatever its length.
