@@ -11,7 +11,9 @@
 
 namespace kvstream::emulation {
 
-EmulationReport emulate(const sim::SimulationInputs& inputs) {
+namespace {
+
+EmulationReport emulate_with(const sim::SimulationInputs& inputs, const RealKv* real) {
   const sim::TcpModel& path = inputs.config.tcp;
   if (!inputs.trace) throw std::invalid_argument("no bandwidth trace to emulate");
   if (inputs.trace->chunk_indexed())
@@ -35,10 +37,16 @@ EmulationReport emulate(const sim::SimulationInputs& inputs) {
   config.congestion_control = path.congestion_control;
   config.slow_start_after_idle = path.slow_start_after_idle;
   EmulatedNetwork net(config);
-  KvServer server(net.server());
+  KvServer server(net.server(), real ? &real->payloads : nullptr);
 
   sim::EventQueue events;
   events.use_real_time(zero);
+  struct StopRunner {  // before the queue goes, also when an error ends the run
+    sim::JobRunner* runner;
+    ~StopRunner() {
+      if (runner) runner->stop();
+    }
+  } stop_runner{real ? &real->runner : nullptr};
   std::vector<std::unique_ptr<TcpLink>> links(in.requests.size());
   EmulationReport report;
   {
@@ -48,9 +56,10 @@ EmulationReport emulate(const sim::SimulationInputs& inputs) {
       ~CloseLinks() { links.clear(); }
     } close_links{links};
     report.results = sim::stream_requests(in, events, [&](size_t r) -> sim::Link& {
-      links[r] = std::make_unique<TcpLink>(events, net.client(), server.port(), path.congestion_control);
+      links[r] = std::make_unique<TcpLink>(events, net.client(), server.port(), path.congestion_control,
+                                           real ? &real->received : nullptr, r);
       return *links[r];
-    });
+    }, real ? &real->runner : nullptr);
   }
   const auto stats = net.link().stats();
   report.dropped_packets = stats.down.dropped_packets;
@@ -59,5 +68,11 @@ EmulationReport emulate(const sim::SimulationInputs& inputs) {
   report.max_lateness_s = stats.max_lateness_s;
   return report;
 }
+
+}  // namespace
+
+EmulationReport emulate(const sim::SimulationInputs& inputs) { return emulate_with(inputs, nullptr); }
+
+EmulationReport emulate(const sim::SimulationInputs& inputs, const RealKv& real) { return emulate_with(inputs, &real); }
 
 }  // namespace kvstream::emulation

@@ -3,11 +3,15 @@
 // opens its own TCP connection and its streamer (sim/streamer.h, the simulator's, with the same
 // policy objects) fetches chunk after chunk over it, deciding from the transfers it has measured;
 // the event queue runs in real time. With a context profile as input the server sends payloads of
-// the profile's sizes, and decode and recompute take the times the simulator gives them.
+// the profile's sizes, and decode and recompute take the times the simulator gives them; with real
+// KV (RealKv, made by emulation/model/model_emulation.h from a model and a text) the server sends
+// the real bitstreams and token ids and the client's executors decode, recompute and prefill them.
 #pragma once
 #include <cstdint>
 #include <vector>
 
+#include "emulation/chunk_payloads.h"
+#include "sim/executor.h"
 #include "sim/request_result.h"
 #include "sim/simulation.h"
 
@@ -26,5 +30,15 @@ struct EmulationReport {
 // chunk-indexed trace, and std::runtime_error when emulation is unavailable (root, namespaces, TUN)
 // or a transfer fails.
 EmulationReport emulate(const sim::SimulationInputs& inputs);
+
+// What travels and what is done with it when the KV is real: the server's bytes, where each
+// connection leaves what it reads (under its request's index), and the runner of the executors'
+// jobs, which takes its bytes from there.
+struct RealKv {
+  const ChunkPayloads& payloads;
+  ReceivedChunks& received;
+  sim::JobRunner& runner;
+};
+EmulationReport emulate(const sim::SimulationInputs& inputs, const RealKv& real);
 
 }  // namespace kvstream::emulation

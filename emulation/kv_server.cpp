@@ -11,7 +11,7 @@ namespace kvstream::emulation {
 
 namespace {
 
-void serve(TcpSocket connection) {
+void serve(TcpSocket connection, const ChunkPayloads* payloads) {
   static const std::vector<uint8_t> filler(1 << 20, 0x4b);
   uint8_t header[kChunkRequestBytes];
   try {
@@ -23,8 +23,17 @@ void serve(TcpSocket connection) {
         if (n <= 0) return;
         got += n;
       }
-      uint64_t bytes = 0;
-      std::memcpy(&bytes, header + 8, sizeof bytes);
+      uint64_t chunk = 0, bytes = 0;
+      int64_t choice = 0;
+      std::memcpy(&chunk, header, 8);
+      std::memcpy(&choice, header + 8, 8);
+      std::memcpy(&bytes, header + 16, 8);
+      if (payloads) {
+        const std::vector<uint8_t>* payload = payloads->find(chunk, choice);
+        if (!payload || payload->size() != bytes) return;  // not what this server holds: the client sees the close
+        connection.write_all(payload->data(), payload->size());
+        continue;
+      }
       while (bytes > 0) {
         const size_t piece = std::min<uint64_t>(bytes, filler.size());
         connection.write_all(filler.data(), piece);
@@ -38,7 +47,7 @@ void serve(TcpSocket connection) {
 
 }  // namespace
 
-KvServer::KvServer(const NetworkNamespace& ns) : ns_(ns) {
+KvServer::KvServer(const NetworkNamespace& ns, const ChunkPayloads* payloads) : ns_(ns), payloads_(payloads) {
   run_in(ns_, [&] { listener_ = listen_tcp(kServerAddress, 0, &port_); });
   acceptor_ = std::thread([this] { accept_loop(); });
 }
@@ -58,7 +67,7 @@ void KvServer::accept_loop() {
       return;  // the listener was shut down
     }
     std::lock_guard<std::mutex> lock(mutex_);
-    connections_.emplace_back(serve, std::move(connection));
+    connections_.emplace_back(serve, std::move(connection), payloads_);
   }
 }
 

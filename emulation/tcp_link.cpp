@@ -13,8 +13,13 @@
 namespace kvstream::emulation {
 
 TcpLink::TcpLink(sim::EventQueue& events, const NetworkNamespace& client, uint16_t server_port,
-                 std::string congestion_control)
-    : events_(events), client_(client), port_(server_port), congestion_control_(std::move(congestion_control)) {
+                 std::string congestion_control, ReceivedChunks* received, size_t request)
+    : events_(events),
+      client_(client),
+      port_(server_port),
+      congestion_control_(std::move(congestion_control)),
+      received_(received),
+      request_(request) {
   worker_ = std::thread([this] { work(); });
 }
 
@@ -28,11 +33,11 @@ TcpLink::~TcpLink() {
   worker_.join();
 }
 
-void TcpLink::send(double bits, size_t chunk, sim::EventQueue::Handler on_delivered) {
+void TcpLink::send(double bits, size_t chunk, int choice, sim::EventQueue::Handler on_delivered) {
   events_.hold();  // run() waits for this transfer
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    jobs_.push_back({chunk, uint64_t(std::max(1.0, std::round(bits / 8))), std::move(on_delivered)});
+    jobs_.push_back({chunk, choice, uint64_t(std::max(1.0, std::round(bits / 8))), std::move(on_delivered)});
   }
   changed_.notify_one();
 }
@@ -61,12 +66,18 @@ void TcpLink::work() {
       }
       uint8_t header[kChunkRequestBytes];
       std::memcpy(header, &job.chunk, 8);
-      std::memcpy(header + 8, &job.bytes, 8);
+      std::memcpy(header + 8, &job.choice, 8);
+      std::memcpy(header + 16, &job.bytes, 8);
       connection.write_all(header, sizeof header);
-      uint8_t first_byte = 0;
-      connection.read_exact(&first_byte, 1);
+      std::vector<uint8_t> bytes(received_ ? job.bytes : 1);
+      connection.read_exact(bytes.data(), 1);
       const double first_bit_s = events_.clock_s();
-      connection.read_and_discard(job.bytes - 1);
+      if (received_) {
+        connection.read_exact(bytes.data() + 1, job.bytes - 1);
+        received_->put(request_, job.chunk, std::move(bytes));
+      } else {
+        connection.read_and_discard(job.bytes - 1);
+      }
       events_.post([this, chunk = job.chunk, first_bit_s, done = std::move(job.on_delivered)] {
         events_.release();
         first_bit_chunk_ = chunk;

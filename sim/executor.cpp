@@ -2,8 +2,8 @@
 
 namespace kvstream::sim {
 
-void Executor::submit(double duration_s, Done done) {
-  queue_.push_back({duration_s, std::move(done)});
+void Executor::submit(const GpuJob& job, Done done) {
+  queue_.push_back({job, std::move(done)});
   if (!running_) start_next();
 }
 
@@ -16,11 +16,21 @@ void Executor::start_next() {
   running_job_ = std::move(queue_.front());
   queue_.pop_front();
   running_start_s_ = events_.now_s();
-  busy_s_ += running_job_.duration_s;
-  events_.schedule(running_start_s_ + running_job_.duration_s, [this] { finish_running(); });
+  if (!runner_) {
+    events_.schedule(running_start_s_ + running_job_.job.duration_s, [this] { finish_running(); });
+    return;
+  }
+  events_.hold();  // run() waits for the runner
+  runner_->start(running_job_.job, [this] {
+    events_.post([this] {
+      events_.release();
+      finish_running();
+    });
+  });
 }
 
 void Executor::finish_running() {
+  busy_s_ += events_.now_s() - running_start_s_;
   const Done done = std::move(running_job_.done);
   done(running_start_s_);  // may submit more jobs: they queue behind the ones already waiting
   start_next();

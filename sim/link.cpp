@@ -40,7 +40,7 @@ void SharedLink::catch_up() {
   updated_s_ = now_s;
 }
 
-void SharedLink::send(double bits, size_t, EventQueue::Handler on_delivered) {
+void SharedLink::send(double bits, size_t, int, EventQueue::Handler on_delivered) {
   catch_up();
   flows_.push_back({bits, std::move(on_delivered)});
   schedule_next_completion();
@@ -81,7 +81,7 @@ void SharedLink::on_completion_event(uint64_t generation) {
   for (auto& handler : finished_) handler();  // may send(), never re-enters this function
 }
 
-void ChunkIndexedLink::send(double bits, size_t chunk, EventQueue::Handler on_delivered) {
+void ChunkIndexedLink::send(double bits, size_t chunk, int, EventQueue::Handler on_delivered) {
   const double now_s = events_.now_s();
   if (now_s < busy_until_s_)
     throw std::logic_error("chunk-indexed trace \"" + trace_.name() +

@@ -16,8 +16,10 @@ namespace kvstream::sim {
 class Link {
  public:
   virtual ~Link() = default;
-  // Starts sending `bits` of chunk `chunk` now; `on_delivered` runs at the time the last bit arrives.
-  virtual void send(double bits, size_t chunk, EventQueue::Handler on_delivered) = 0;
+  // Starts sending chunk `chunk` at choice `choice` (a level index, or text: sim/cost_model.h), `bits`
+  // long, now; `on_delivered` runs at the time the last bit arrives. The simulator's links need only
+  // the size; a real connection (emulation/tcp_link.h) fetches that chunk's bytes at that choice.
+  virtual void send(double bits, size_t chunk, int choice, EventQueue::Handler on_delivered) = 0;
   // When the first bit of `chunk`'s last transfer arrived, for a link that sees it (a real
   // connection, emulation/tcp_link.h: a chunk request's round trip comes first); < 0 for the
   // simulator's links, whose bits flow from the moment they are sent. Valid in on_delivered.
@@ -31,7 +33,7 @@ double solo_transfer_end_s(const traces::BandwidthTrace& trace, double trace_off
 class SharedLink final : public Link {
  public:
   SharedLink(EventQueue& events, const traces::BandwidthTrace& trace, double trace_offset_s);
-  void send(double bits, size_t chunk, EventQueue::Handler on_delivered) override;
+  void send(double bits, size_t chunk, int choice, EventQueue::Handler on_delivered) override;
 
  private:
   struct Flow {
@@ -58,7 +60,7 @@ class ChunkIndexedLink final : public Link {
  public:
   ChunkIndexedLink(EventQueue& events, const traces::BandwidthTrace& trace) : events_(events), trace_(trace) {}
   // Throws std::logic_error when a transfer is already in flight.
-  void send(double bits, size_t chunk, EventQueue::Handler on_delivered) override;
+  void send(double bits, size_t chunk, int choice, EventQueue::Handler on_delivered) override;
 
  private:
   EventQueue& events_;

@@ -36,7 +36,8 @@ void check(const SimulationInputs& in) {
                                 "\" is chunk-indexed (one rate per chunk): it supports single-request workloads only");
 }
 // stream_requests without its check of the inputs (simulate has made it).
-std::vector<RequestResult> stream_checked(const SimulationInputs& in, EventQueue& events, const LinkForRequest& link_for);
+std::vector<RequestResult> stream_checked(const SimulationInputs& in, EventQueue& events, const LinkForRequest& link_for,
+                                          JobRunner* runner = nullptr);
 }  // namespace
 
 std::vector<RequestResult> simulate(const SimulationInputs& in, SimulationStats* stats) {
@@ -68,15 +69,17 @@ std::vector<RequestResult> simulate(const SimulationInputs& in, SimulationStats*
   return results;
 }
 
-std::vector<RequestResult> stream_requests(const SimulationInputs& in, EventQueue& events, const LinkForRequest& link_for) {
+std::vector<RequestResult> stream_requests(const SimulationInputs& in, EventQueue& events, const LinkForRequest& link_for,
+                                           JobRunner* runner) {
   check(in);
-  return stream_checked(in, events, link_for);
+  return stream_checked(in, events, link_for, runner);
 }
 
 namespace {
 
-std::vector<RequestResult> stream_checked(const SimulationInputs& in, EventQueue& events, const LinkForRequest& link_for) {
-  Executor decode(events), prefill(events);
+std::vector<RequestResult> stream_checked(const SimulationInputs& in, EventQueue& events, const LinkForRequest& link_for,
+                                          JobRunner* runner) {
+  Executor decode(events, runner), prefill(events, runner);
   Executor& decode_executor = in.config.overlap_decode_prefill ? decode : prefill;
 
   // Per context: its costs and its exact single-request model on the true trace.

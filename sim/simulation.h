@@ -9,6 +9,7 @@
 
 #include "sim/context_profile.h"
 #include "sim/event_queue.h"
+#include "sim/executor.h"
 #include "sim/hardware_profile.h"
 #include "sim/link.h"
 #include "sim/request_result.h"
@@ -43,7 +44,8 @@ using LinkForRequest = std::function<Link&(size_t request)>;
 // What simulate does once it has its event queue and links, shared with the emulator (which runs
 // the queue in real time): a streamer per request from its arrival to its first token, with the
 // policy, executors and costs of `inputs`. Throws as simulate does; checks nothing of the trace.
+// With a `runner` (real-time events only), the executors do the jobs' real work (sim/executor.h).
 std::vector<RequestResult> stream_requests(const SimulationInputs& inputs, EventQueue& events,
-                                           const LinkForRequest& link_for);
+                                           const LinkForRequest& link_for, JobRunner* runner = nullptr);
 
 }  // namespace kvstream::sim

@@ -49,7 +49,7 @@ void RequestStreamer::issue(size_t chunk) {
 
 void RequestStreamer::send(size_t chunk) {
   data_start_s_[chunk] = resources_.events.now_s();
-  resources_.link.send(costs_.bits(chunk, choices_[chunk]), chunk, [this, chunk] { on_arrived(chunk); });
+  resources_.link.send(costs_.bits(chunk, choices_[chunk]), chunk, choices_[chunk], [this, chunk] { on_arrived(chunk); });
 }
 
 void RequestStreamer::on_arrived(size_t chunk) {
@@ -79,7 +79,9 @@ void RequestStreamer::try_submit() {
     Executor& executor = choice == kText ? resources_.prefill : resources_.decode;
     submit_s_[chunk] = resources_.events.now_s();
     ++submitted_;
-    executor.submit(costs_.gpu_s(chunk, choice), [this, chunk](double start_s) { on_job_done(chunk, start_s); });
+    const GpuJob job{choice == kText ? GpuJob::Kind::kRecompute : GpuJob::Kind::kDecode, result_.request, chunk, choice,
+                     costs_.gpu_s(chunk, choice)};
+    executor.submit(job, [this, chunk](double start_s) { on_job_done(chunk, start_s); });
   }
 }
 
@@ -90,7 +92,8 @@ void RequestStreamer::on_job_done(size_t chunk, double start_s) {
   ++done_;
   if (done_ == costs_.chunks()) {
     const double query_submit_s = resources_.events.now_s();
-    resources_.prefill.submit(costs_.query_prefill_s(), [this, query_submit_s](double query_start_s) {
+    const GpuJob query{GpuJob::Kind::kQueryPrefill, result_.request, 0, 0, costs_.query_prefill_s()};
+    resources_.prefill.submit(query, [this, query_submit_s](double query_start_s) {
       result_.queueing_s += query_start_s - query_submit_s;
       result_.query_prefill_s = resources_.events.now_s() - query_start_s;
       on_first_token();

@@ -19,12 +19,13 @@ double TcpConnectionLink::bits_between(double t0_s, double t1_s) const {
   return trace_.bits_between(trace_offset_s_ + t0_s, trace_offset_s_ + t1_s);
 }
 
-void TcpConnectionLink::send(double bits, size_t chunk, EventQueue::Handler on_delivered) {
+void TcpConnectionLink::send(double bits, size_t chunk, int choice, EventQueue::Handler on_delivered) {
   const double now_s = events_.now_s();
   if (idle_since_s_ >= 0) control_->on_restart(now_s - idle_since_s_, model_.rtt_s + model_.min_rto_s);
   remaining_bits_ = bits * model_.packet_bytes / model_.mss_bytes;  // the headers travel too
   overrun_s_ = 0;
   first_round_ = true;
+  choice_ = choice;
   on_delivered_ = std::move(on_delivered);
   round(chunk);
 }
@@ -34,7 +35,7 @@ void TcpConnectionLink::round(size_t chunk) {
   const double packet_bits = 8 * model_.packet_bytes;
   if (model_.rtt_s <= 0) {  // no round trip to wait for: the window never limits
     const double bits = remaining_bits_;
-    shared_.send(bits, chunk, [this] {
+    shared_.send(bits, chunk, choice_, [this] {
       remaining_bits_ = 0;
       idle_since_s_ = events_.now_s();
       const EventQueue::Handler done = std::move(on_delivered_);
@@ -65,7 +66,7 @@ void TcpConnectionLink::round(size_t chunk) {
   const double capacity_bps = std::max(1.0, pipe_bits > 0 ? pipe_bits / model_.rtt_s : trace_.mean_bps());
   const double srtt_s = model_.rtt_s + std::min(through_bits, queue_bits) / capacity_bps;
   const double probe_s = tail_loss ? 2 * srtt_s : 0;
-  shared_.send(through_bits, chunk, [this, chunk, sent_bits, through_bits, lost_bits, packet_bits, probe_s] {
+  shared_.send(through_bits, chunk, choice_, [this, chunk, sent_bits, through_bits, lost_bits, packet_bits, probe_s] {
     const double now_s = events_.now_s();
     remaining_bits_ = std::max(0.0, remaining_bits_ - through_bits);
     lost_bits_ += lost_bits;

@@ -36,7 +36,7 @@ class TcpConnectionLink final : public Link {
   // (a capacity over time). Throws std::invalid_argument for a congestion control without a model.
   TcpConnectionLink(EventQueue& events, Link& shared, const TcpModel& model, const traces::BandwidthTrace& trace,
                     double trace_offset_s);
-  void send(double bits, size_t chunk, EventQueue::Handler on_delivered) override;
+  void send(double bits, size_t chunk, int choice, EventQueue::Handler on_delivered) override;
 
   const CongestionControl& congestion_control() const { return *control_; }
   double lost_bits() const { return lost_bits_; }
@@ -61,6 +61,7 @@ class TcpConnectionLink final : public Link {
   // packets would have queued behind them that long.
   double overrun_s_ = 0;
   double first_packet_wait_s_ = 0;  // the round's first packet's wait for capacity (a bursty trace's gaps)
+  int choice_ = 0;  // of the transfer in flight
   EventQueue::Handler on_delivered_;
 };
 

@@ -30,8 +30,8 @@ TEST(SharedLink, ConcurrentTransfersShareCapacityFairly) {
   const auto trace = test::gbps_trace({{1, 1.0}});  // 1 Gbps
   SharedLink link(events, trace, 0);
   double a_done = -1, b_done = -1;
-  link.send(1e9, 0, [&] { a_done = events.now_s(); });  // 1 Gbit alone would take 1 s
-  events.schedule(0.5, [&] { link.send(0.25e9, 0, [&] { b_done = events.now_s(); }); });
+  link.send(1e9, 0, 0, [&] { a_done = events.now_s(); });  // 1 Gbit alone would take 1 s
+  events.schedule(0.5, [&] { link.send(0.25e9, 0, 0, [&] { b_done = events.now_s(); }); });
   events.run();
   // From 0.5 s both get 0.5 Gbps: b's 0.25 Gbit takes 0.5 s; a has 0.25 Gbit left at 1.0 s, alone again.
   EXPECT_NEAR(b_done, 1.0, 1e-12);
@@ -43,7 +43,7 @@ TEST(SharedLink, ZeroCapacityTraceNeverDelivers) {
   const traces::BandwidthTrace dead({{1, 0}}, "dead");
   SharedLink link(events, dead, 0);
   bool delivered = false;
-  link.send(1, 0, [&] { delivered = true; });
+  link.send(1, 0, 0, [&] { delivered = true; });
   events.run();
   EXPECT_FALSE(delivered);
 }
@@ -53,11 +53,11 @@ TEST(ChunkIndexedLink, ChunkCTravelsAtTheCthRate) {
   const traces::BandwidthTrace per_chunk({{1, 1e9}, {1, 2e9}}, "chunks", /*chunk_indexed=*/true);
   ChunkIndexedLink link(events, per_chunk);
   std::vector<double> done;
-  link.send(1e9, 0, [&] {
+  link.send(1e9, 0, 0, [&] {
     done.push_back(events.now_s());
-    link.send(1e9, 1, [&] {
+    link.send(1e9, 1, 0, [&] {
       done.push_back(events.now_s());
-      link.send(1e9, 2, [&] { done.push_back(events.now_s()); });  // loops: rate of chunk 0
+      link.send(1e9, 2, 0, [&] { done.push_back(events.now_s()); });  // loops: rate of chunk 0
     });
   });
   events.run();
@@ -68,10 +68,11 @@ TEST(ChunkIndexedLink, ChunkCTravelsAtTheCthRate) {
 TEST(Executor, RunsJobsFifoAndReportsStartTimes) {
   EventQueue events;
   Executor gpu(events);
+  auto job = [](double duration_s) { return GpuJob{GpuJob::Kind::kDecode, 0, 0, 0, duration_s}; };
   std::vector<std::pair<double, double>> runs;  // (start, end)
-  gpu.submit(1.0, [&](double start_s) { runs.push_back({start_s, events.now_s()}); });
-  gpu.submit(0.5, [&](double start_s) { runs.push_back({start_s, events.now_s()}); });
-  events.schedule(3.0, [&] { gpu.submit(0.25, [&](double start_s) { runs.push_back({start_s, events.now_s()}); }); });
+  gpu.submit(job(1.0), [&](double start_s) { runs.push_back({start_s, events.now_s()}); });
+  gpu.submit(job(0.5), [&](double start_s) { runs.push_back({start_s, events.now_s()}); });
+  events.schedule(3.0, [&] { gpu.submit(job(0.25), [&](double start_s) { runs.push_back({start_s, events.now_s()}); }); });
   events.run();
   EXPECT_EQ(runs, (std::vector<std::pair<double, double>>{{0, 1}, {1, 1.5}, {3, 3.25}}));
   EXPECT_DOUBLE_EQ(gpu.busy_s(), 1.75);

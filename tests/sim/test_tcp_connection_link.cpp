@@ -27,7 +27,7 @@ struct Fixture {
   double send_s(double bytes) {
     const double start = events.now_s();
     double end = -1;
-    events.schedule(start, [&] { link.send(8 * bytes, 0, [&] { end = events.now_s(); }); });
+    events.schedule(start, [&] { link.send(8 * bytes, 0, 0, [&] { end = events.now_s(); }); });
     events.run();
     return end - start;
   }
