@@ -60,10 +60,12 @@ void print_human(const std::string& policy, const std::vector<sim::RequestResult
 
 }  // namespace
 
-StreamingFlags::StreamingFlags(StreamingOptions& o) : o_(o) {
+StreamingFlags::StreamingFlags(StreamingOptions& o, bool profile_required) : o_(o) {
   sim::SimConfig& config = o.config;
+  auto* profiles = po::value(&o.profile_paths)->multitoken()->composing();
+  if (profile_required) profiles->required();
   description_.add_options()
-    ("profile", po::value(&o.profile_paths)->multitoken()->composing()->required(), "context profile JSON(s) (sim/README.md), or synthetic")
+    ("profile", profiles, "context profile JSON(s) (sim/README.md), or synthetic")
     ("trace", po::value(&o.trace_arg)->required(), "trace file, FILE#k, or generator spec (traces/README.md)")
     ("trace-format", po::value(&o.trace_format)->default_value("auto"), "auto, mahimahi, pensieve, lumos5g, cachegen, csv")
     ("scale", po::value(&o.scale)->default_value(1.0), "multiply the trace's capacity by X (cellular Mbps -> datacenter Gbps)")
@@ -126,10 +128,11 @@ void StreamingFlags::finish(const po::variables_map& vm) {
   }
 }
 
-sim::SimulationInputs load_streaming_inputs(const StreamingOptions& o) {
-  sim::SimulationInputs in{{}, nullptr, std::nullopt, o.config};
-  for (const auto& path : o.profile_paths)
-    in.contexts.push_back(path == "synthetic" ? sim::synthetic_profile({}) : sim::read_context_profile(input_path(path)));
+sim::SimulationInputs load_streaming_inputs(const StreamingOptions& o, std::vector<sim::ContextProfile> contexts) {
+  sim::SimulationInputs in{std::move(contexts), nullptr, std::nullopt, o.config};
+  if (in.contexts.empty())
+    for (const auto& path : o.profile_paths)
+      in.contexts.push_back(path == "synthetic" ? sim::synthetic_profile({}) : sim::read_context_profile(input_path(path)));
   auto trace = traces::load_one_trace(o.trace_arg, o.trace_format);
   if (o.scale != 1) trace = traces::scale(trace, o.scale);
   in.trace = std::make_shared<traces::BandwidthTrace>(std::move(trace));

@@ -28,7 +28,9 @@ struct StreamingOptions {
 // config once the arguments are parsed (bad usage: po::error).
 class StreamingFlags {
  public:
-  explicit StreamingFlags(StreamingOptions& options);
+  // profile_required = false: a command with another source of contexts (emulate --model) checks
+  // that it has one.
+  explicit StreamingFlags(StreamingOptions& options, bool profile_required = true);
   po::options_description& description() { return description_; }
   void finish(const po::variables_map& vm);
 
@@ -45,7 +47,9 @@ class StreamingFlags {
 };
 
 // The inputs of one run (its policy set later): profiles, the trace (scaled), hardware, workload.
-sim::SimulationInputs load_streaming_inputs(const StreamingOptions& options);
+// `contexts`, when not empty, are the contexts instead of options.profile_paths.
+sim::SimulationInputs load_streaming_inputs(const StreamingOptions& options,
+                                            std::vector<sim::ContextProfile> contexts = {});
 
 // One policy's results: printed for people, or appended to `runs` for the JSON output.
 void report_policy(const StreamingOptions& options, const std::string& policy,

@@ -20,5 +20,6 @@ int kv_export_main(const std::vector<std::string>&) { needs_torch("kv-export"); 
 int profile_prefill_main(const std::vector<std::string>&) { needs_torch("profile-prefill"); }
 
 profiling::ModelContextMeasurer model_context_measurer() { return {}; }
+RealKvPreparer real_kv_preparer() { return {}; }
 
 }  // namespace kvstream::cli

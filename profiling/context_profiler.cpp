@@ -106,7 +106,8 @@ ChunkedPrefill chunked_prefill(const models::LlamaModel& model, const std::vecto
   return out;
 }
 
-MeasuredContext profile_context(const models::LoadedModel& m, const ContextTokens& context, const ProfilingOptions& options) {
+MeasuredContext profile_context(const models::LoadedModel& m, const ContextTokens& context, const ProfilingOptions& options,
+                                ProfiledBitstreams* keep) {
   const auto planned = plan_levels(options);
   const int64_t T = int64_t(context.context_ids.size());
   const int64_t K = int64_t(context.continuation_ids.size());
@@ -141,6 +142,10 @@ MeasuredContext profile_context(const models::LoadedModel& m, const ContextToken
   const std::vector<int32_t> targets(context.continuation_ids.begin() + 1, context.continuation_ids.end());
   const torch::Tensor reference_log_probs = eval::next_token_log_probs(model, fed, reference.state);
   const double ppl_ref = std::exp(eval::mean_nll(reference_log_probs, targets));
+  if (keep) {
+    keep->reference_log_probs = reference_log_probs;
+    keep->levels.assign(ranges.size(), std::vector<std::vector<uint8_t>>(planned.size()));
+  }
 
   // 3. Per level: every chunk encoded and decoded on its own, then the decoded context scored.
   for (size_t l = 0; l < planned.size(); ++l) {
@@ -171,6 +176,7 @@ MeasuredContext profile_context(const models::LoadedModel& m, const ContextToken
       measured.encode_s += encode_s;
       measured.decode_s += decode_s;
       decoded_chunks.push_back(std::move(decoded.kv));
+      if (keep) keep->levels[c][l] = bits;
     }
     const models::KvState decoded_state =
         eval::to_kv_state(codec::KvCache::concat_tokens(decoded_chunks), config, model.device());

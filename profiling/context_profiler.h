@@ -78,11 +78,20 @@ struct MeasuredContext {
   double fp16_bytes_per_token = 0;       // of this model: 2 (K, V) · n_layers · n_kv_heads·head_dim · 2 bytes
 };
 
-// Measures `context` on `model` (see the top of this file). Throws std::invalid_argument for
-// chunk_tokens < 1, an empty context, fewer than 2 continuation tokens, a context longer than the
-// model's max_seq_len minus K, no codecs, an unknown or malformed codec spec, a levels filter that
-// leaves a ladder codec without levels, and duplicate level names.
-MeasuredContext profile_context(const models::LoadedModel& model, const ContextTokens& context, const ProfilingOptions& options);
+// What profiling made that a client receiving real KV needs too (`kvstream emulate --model`,
+// emulation/model/): every chunk's bitstream at every level, and the fp16 reference's next-token
+// log-probabilities on the continuation, which a request's KV is scored against.
+struct ProfiledBitstreams {
+  std::vector<std::vector<std::vector<uint8_t>>> levels;  // [chunk][level]
+  torch::Tensor reference_log_probs;                      // [K-1, vocab]
+};
+
+// Measures `context` on `model` (see the top of this file); with `keep`, also fills it. Throws
+// std::invalid_argument for chunk_tokens < 1, an empty context, fewer than 2 continuation tokens, a
+// context longer than the model's max_seq_len minus K, no codecs, an unknown or malformed codec
+// spec, a levels filter that leaves a ladder codec without levels, and duplicate level names.
+MeasuredContext profile_context(const models::LoadedModel& model, const ContextTokens& context, const ProfilingOptions& options,
+                                ProfiledBitstreams* keep = nullptr);
 
 // Chunked prefill (the first bullet above): the KV of all of `ids` and the wall time of each chunk's
 // forward after its prefix.

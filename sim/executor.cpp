@@ -21,9 +21,10 @@ void Executor::start_next() {
     return;
   }
   events_.hold();  // run() waits for the runner
-  runner_->start(running_job_.job, [this] {
-    events_.post([this] {
+  runner_->start(running_job_.job, [this](std::exception_ptr error) {
+    events_.post([this, error] {
       events_.release();
+      if (error) std::rethrow_exception(error);
       finish_running();
     });
   });

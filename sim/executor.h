@@ -7,6 +7,7 @@
 #pragma once
 #include <cstddef>
 #include <deque>
+#include <exception>
 #include <functional>
 
 #include "sim/event_queue.h"
@@ -26,9 +27,11 @@ struct GpuJob {
 class JobRunner {
  public:
   virtual ~JobRunner() = default;
-  // Starts `job`'s real work; `finished` is called once, from any thread, when it is done (the
-  // executor posts it to the event queue). Jobs of one executor never overlap.
-  virtual void start(const GpuJob& job, std::function<void()> finished) = 0;
+  // Called once, from any thread, when the job is done: with nullptr, or with what went wrong
+  // (which ends the run: the executor rethrows it on the event loop).
+  using Finished = std::function<void(std::exception_ptr error)>;
+  // Starts `job`'s real work. Jobs of one executor never overlap.
+  virtual void start(const GpuJob& job, Finished finished) = 0;
   // Waits for the job in progress, if any, and forgets the rest: no finished() is called after it
   // returns (so that an emulation ended by an error can free its event queue).
   virtual void stop() = 0;

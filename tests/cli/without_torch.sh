@@ -59,6 +59,11 @@ for command in quality kv-export profile-prefill; do
   if "$kvstream" "$command" > out.txt 2>&1; then fail "kvstream $command ran without LibTorch"; fi
   grep -q "built without LibTorch" out.txt || fail "kvstream $command: $(cat out.txt)"
 done
+if "$kvstream" emulate --model stories260K --text text/tinystories/tinystories_val.txt --trace constant:gbps=1 \
+     --policy text --slo 1 > out.txt 2>&1; then
+  fail "emulate --model ran without LibTorch"
+fi
+grep -q "emulate --model runs a model: this kvstream was built without LibTorch" out.txt || fail "emulate --model: $(cat out.txt)"
 cat > model.json <<'JSON'
 {"name": "model", "contexts": [{"name": "m", "model": "stories260K", "dataset": "text/tinystories/tinystories_val.txt",
   "tokens": 64, "chunk_tokens": 32}], "traces": ["constant:gbps=1"], "policies": ["quant8"], "slo_s": 1}
