@@ -27,9 +27,11 @@ models::KvState to_kv_state(const codec::KvCache& cache, const models::LlamaConf
   for (int l = 0; l < s.layers; ++l)
     for (int part = 0; part < 2; ++part) {
       const float* rows = cache.token(l, static_cast<codec::KvPart>(part), 0);
+      // clone, not contiguous(): with one KV head the transpose is already contiguous, and the
+      // state would alias `cache`'s memory.
       auto t = torch::from_blob(const_cast<float*>(rows), {s.tokens, s.kv_heads, s.head_dim}, torch::kFloat32)
                    .transpose(0, 1)
-                   .contiguous()
+                   .clone(torch::MemoryFormat::Contiguous)
                    .to(device);
       (part == 0 ? state.keys : state.values).push_back(std::move(t));
     }

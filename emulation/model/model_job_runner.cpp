@@ -116,7 +116,8 @@ void ModelJobRunner::decode(const sim::GpuJob& job) {
   if (decoded.kv.shape().tokens != t1 - t0)
     throw std::runtime_error(where(job) + ": the received bitstream decoded to " + decoded.kv.shape().to_string() +
                              ", the chunk has " + std::to_string(t1 - t0) + " tokens");
-  put_chunk(job.request, job.chunk, std::move(decoded.kv));
+  // Into the model's layout, as a decoder writes a chunk into the KV cache: part of the decode.
+  put_chunk(job.request, job.chunk, eval::to_kv_state(decoded.kv, context_.model->config(), context_.model->device()));
 }
 
 void ModelJobRunner::recompute(const sim::GpuJob& job) {
@@ -132,8 +133,12 @@ void ModelJobRunner::recompute(const sim::GpuJob& job) {
   const models::KvState prefix = prefix_state(job.request, job.chunk);
   models::KvState kv;  // prefix + this chunk
   context_.model->forward(ids, prefix, &kv, /*last_logits_only=*/true);
-  const codec::KvCache all = eval::to_kv_cache(kv, context_.model->config());
-  put_chunk(job.request, job.chunk, codec::KvCache::from_view(all.chunk(t0, t1)));
+  models::KvState chunk;  // tokens [t0, t1) of every layer, [heads, tokens, head_dim]
+  for (size_t l = 0; l < kv.keys.size(); ++l) {
+    chunk.keys.push_back(kv.keys[l].slice(1, t0, t1).clone());
+    chunk.values.push_back(kv.values[l].slice(1, t0, t1).clone());
+  }
+  put_chunk(job.request, job.chunk, std::move(chunk));
 }
 
 std::function<void()> ModelJobRunner::prefill_query(const sim::GpuJob& job) {
@@ -161,21 +166,31 @@ std::function<void()> ModelJobRunner::prefill_query(const sim::GpuJob& job) {
 
 models::KvState ModelJobRunner::prefix_state(size_t request, size_t chunks) {
   if (chunks == 0) return {};
-  std::vector<codec::KvCache> parts;
+  std::vector<models::KvState> parts;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     const auto it = kv_.find(request);
     for (size_t c = 0; c < chunks; ++c) {
-      if (it == kv_.end() || it->second[c].shape().tokens == 0)
+      if (it == kv_.end() || it->second[c].keys.empty())
         throw std::logic_error("request " + std::to_string(request) + ": chunk " + std::to_string(c) +
                                " is not ready before the job that needs it");
-      parts.push_back(it->second[c]);
+      parts.push_back(it->second[c]);  // shares the tensors
     }
   }
-  return eval::to_kv_state(codec::KvCache::concat_tokens(parts), context_.model->config(), context_.model->device());
+  models::KvState state;
+  for (size_t l = 0; l < parts.front().keys.size(); ++l) {
+    std::vector<torch::Tensor> keys, values;
+    for (const auto& part : parts) {
+      keys.push_back(part.keys[l]);
+      values.push_back(part.values[l]);
+    }
+    state.keys.push_back(torch::cat(keys, 1));
+    state.values.push_back(torch::cat(values, 1));
+  }
+  return state;
 }
 
-void ModelJobRunner::put_chunk(size_t request, size_t chunk, codec::KvCache kv) {
+void ModelJobRunner::put_chunk(size_t request, size_t chunk, models::KvState kv) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto& chunks = kv_[request];
   chunks.resize(context_.chunk_ranges.size());

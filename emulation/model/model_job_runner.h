@@ -21,7 +21,6 @@
 #include <vector>
 
 #include "codec/codec.h"
-#include "codec/kv_cache.h"
 #include "emulation/chunk_payloads.h"
 #include "eval/metrics.h"
 #include "models/llama_model.h"
@@ -67,7 +66,7 @@ class ModelJobRunner final : public sim::JobRunner {
   std::function<void()> prefill_query(const sim::GpuJob& job);
   // The request's KV of chunks [0, chunks), as model state.
   models::KvState prefix_state(size_t request, size_t chunks);
-  void put_chunk(size_t request, size_t chunk, codec::KvCache kv);
+  void put_chunk(size_t request, size_t chunk, models::KvState kv);
 
   const ClientContext& context_;
   ReceivedChunks& received_;
@@ -75,7 +74,8 @@ class ModelJobRunner final : public sim::JobRunner {
   std::condition_variable changed_;
   bool stopping_ = false;
   Lane decode_lane_, model_lane_;
-  std::map<size_t, std::vector<codec::KvCache>> kv_;  // per request in flight: its chunks' KV, once done
+  // Per request in flight: its chunks' KV in the model's layout, once done.
+  std::map<size_t, std::vector<models::KvState>> kv_;
   std::map<size_t, eval::ContinuationScores> scores_;
   std::map<size_t, std::string> score_errors_;
 };
