@@ -28,8 +28,12 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
   po::positional_options_description positional;
   positional.add("in", 1);
   po::variables_map vm;
-  if (!parse_or_help(args, "usage: kvstream decode IN.kvs --out OUT.safetensors [--cdf-table T.kvcdf]", options, vm,
-                     &positional))
+  if (!parse_or_help(args,
+                     "usage: kvstream decode IN.kvs --out OUT.safetensors [--cdf-table T.kvcdf]\n\n"
+                     "Decodes every chunk of a .kvs file (codec/FORMAT.md). A file that is cut, or whose chunks are\n"
+                     "not the ones its header records (one missing, duplicated or out of order), or a corrupt\n"
+                     "chunk, is an error naming the file and where; nothing is written then.",
+                     options, vm, &positional))
     return std::nullopt;
   if (dtype == "f16") o.dtype = codec::SourceDtype::kFp16;
   else if (dtype == "bf16") o.dtype = codec::SourceDtype::kBf16;

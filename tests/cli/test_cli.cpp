@@ -105,8 +105,8 @@ TEST_F(Cli, CacheGenWholeContextAsF32) {
 
 TEST_F(Cli, Fp16RoundTripIsExact) {
   ok(std::string("encode --kv ") + kKvFixture + " --codec fp16 --context 2 --out X.kvs");
-  // One fp16 bitstream: header 32 + one table entry 12 + the values + CRC 4.
-  EXPECT_EQ(fs::file_size(dir_ / "X.kvs"), uint64_t(fixture().contexts[2].shape().fp16_bytes()) + 48);
+  // The file header (44) and one fp16 bitstream: header 32 + one table entry 12 + the values + CRC 4.
+  EXPECT_EQ(fs::file_size(dir_ / "X.kvs"), uint64_t(fixture().contexts[2].shape().fp16_bytes()) + 44 + 48);
   ok("decode X.kvs --out Y.safetensors");
   const codec::KvFile y = codec::load_kv(dir_ / "Y.safetensors");
   ASSERT_EQ(y.contexts.size(), 1u);
@@ -196,6 +196,23 @@ TEST_F(Cli, BadUsageExitsTwo) {
     EXPECT_EQ(r.rc, 2) << "kvstream " << args << "\n" << r.err;
     EXPECT_FALSE(r.err.empty()) << args;
   }
+}
+
+TEST_F(Cli, KvsCutAtAChunkBoundaryFailsAndWritesNothing) {
+  // 8 chunks of 64 tokens; keep the file header and the first three chunks' bytes.
+  ok(std::string("encode --kv ") + kKvFixture + " --codec quant:bits=8 --chunk-tokens 64 --out X.kvs");
+  std::vector<char> bytes(fs::file_size(dir_ / "X.kvs"));
+  std::ifstream(dir_ / "X.kvs", std::ios::binary).read(bytes.data(), std::streamsize(bytes.size()));
+  const size_t chunk_bytes = (bytes.size() - 44) / 8;  // quant:bits=8 chunks of equal tokens are equally long
+  std::ofstream(dir_ / "cut.kvs", std::ios::binary).write(bytes.data(), std::streamsize(44 + 3 * chunk_bytes));
+  const auto before = files();
+  const Result r = run("decode cut.kvs --out Y.safetensors");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("cut.kvs: the file is cut: " + std::to_string(44 + 3 * chunk_bytes) + " of its " +
+                       std::to_string(bytes.size()) + " bytes (8 chunks, 512 tokens)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(files(), before);
 }
 
 TEST_F(Cli, CorruptKvsFailsWithChecksumAndWritesNothing) {

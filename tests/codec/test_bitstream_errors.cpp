@@ -392,13 +392,40 @@ TEST(BitstreamErrors, OfflineTables) {
 
 class KvsFile : public test_support::TempDirTest {
  protected:
-
-  // Writes the chunks [t0, t1) of context 0 (cachegen level 1) as one .kvs file.
-  fs::path write(const std::vector<std::pair<int64_t, int64_t>>& chunks, const std::string& name = "x.kvs") {
+  // The bitstreams of chunks [t0, t1) of context 0 (cachegen level 1).
+  static std::vector<std::vector<uint8_t>> encode(const std::vector<std::pair<int64_t, int64_t>>& chunks) {
     std::vector<std::vector<uint8_t>> bitstreams;
     for (const auto& [t0, t1] : chunks) bitstreams.push_back(make_codec("cachegen")->encode(context0().chunk(t0, t1), 1, t0));
-    write_kvs(dir_ / name, bitstreams);
+    return bitstreams;
+  }
+  fs::path write(const std::vector<std::pair<int64_t, int64_t>>& chunks, const std::string& name = "x.kvs") {
+    write_kvs(dir_ / name, encode(chunks));
     return dir_ / name;
+  }
+  static std::vector<uint8_t> read(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  }
+  fs::path store(const std::vector<uint8_t>& b, const std::string& name) {
+    std::ofstream(dir_ / name, std::ios::binary).write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
+    return dir_ / name;
+  }
+  // A file of the header of `header_from` with its chunk count, tokens and length set as given and its
+  // CRC recomputed (codec/FORMAT.md §4), followed by `bitstreams`: a file whose header is valid but
+  // whose chunks may not be what it says.
+  fs::path forge(const std::vector<std::vector<uint8_t>>& bitstreams, uint32_t chunks, uint64_t tokens,
+                 const std::string& name) {
+    std::vector<uint8_t> bytes = read(write({{0, 512}}, "header_from.kvs"));
+    bytes.resize(kKvsHeaderBytes);
+    for (const auto& b : bitstreams) bytes.insert(bytes.end(), b.begin(), b.end());
+    auto put = [&](size_t at, uint64_t value, int width) {
+      for (int i = 0; i < width; ++i) bytes[at + size_t(i)] = uint8_t(value >> (8 * i));
+    };
+    put(8, chunks, 4);
+    put(24, tokens, 8);
+    put(32, bytes.size(), 8);
+    put(40, crc32c(std::span<const uint8_t>(bytes.data(), 40)), 4);
+    return store(bytes, name);
   }
 
   // decode_kvs's error message, which must name the file.
@@ -413,7 +440,6 @@ class KvsFile : public test_support::TempDirTest {
     ADD_FAILURE() << "decoded " << path << " without error";
     return "";
   }
-
 };
 
 TEST_F(KvsFile, ConcatTokensJoinsEqualShapes) {
@@ -432,45 +458,78 @@ TEST_F(KvsFile, ContiguousChunksDecode) {
   EXPECT_FALSE(fs::exists(dir_ / "x.kvs.tmp"));
 }
 
-TEST_F(KvsFile, GapBetweenChunksNamesTheChunk) {
-  const std::string message = error_of(write({{0, 200}, {300, 512}}));
-  EXPECT_NE(message.find("chunk 1"), std::string::npos) << message;
-  EXPECT_NE(message.find("starts at token 300, expected 200"), std::string::npos) << message;
-  const std::string overlap = error_of(write({{0, 200}, {200, 300}, {250, 512}}, "overlap.kvs"));
-  EXPECT_NE(overlap.find("chunk 2"), std::string::npos) << overlap;
+TEST_F(KvsFile, WriteRefusesChunksThatDoNotFollowEachOther) {
+  EXPECT_THROW(write({{0, 200}, {300, 512}}), std::invalid_argument);   // a gap
+  EXPECT_THROW(write({{0, 200}, {100, 512}}), std::invalid_argument);   // an overlap
+  KvCache four_layers(KvShape{4, 4, 8, 100});
+  EXPECT_THROW(write_kvs(dir_ / "mixed.kvs", {make_codec("fp16")->encode(context0().chunk(0, 100), 1, 0),
+                                              make_codec("fp16")->encode(four_layers.all(), 1, 100)}),
+               std::invalid_argument);
+  EXPECT_THROW(write_kvs(dir_ / "none.kvs", {}), std::invalid_argument);
+  EXPECT_FALSE(fs::exists(dir_ / "x.kvs"));
+  EXPECT_FALSE(fs::exists(dir_ / "mixed.kvs"));
+}
+
+TEST_F(KvsFile, AFileCutAnywhereIsAnError) {
+  const auto bitstreams = encode({{0, 200}, {200, 400}, {400, 512}});
+  const std::vector<uint8_t> bytes = read(write({{0, 200}, {200, 400}, {400, 512}}));
+  // At the boundary of the third chunk: what a truncated download or a full disk leaves.
+  const size_t boundary = kKvsHeaderBytes + bitstreams[0].size() + bitstreams[1].size();
+  const std::string at_boundary = error_of(store({bytes.begin(), bytes.begin() + long(boundary)}, "boundary.kvs"));
+  EXPECT_NE(at_boundary.find("the file is cut: " + std::to_string(boundary) + " of its " + std::to_string(bytes.size()) +
+                             " bytes (3 chunks, 512 tokens)"),
+            std::string::npos)
+      << at_boundary;
+  EXPECT_NE(error_of(store({bytes.begin(), bytes.end() - 10}, "tail.kvs")).find("the file is cut"), std::string::npos);
+  EXPECT_NE(error_of(store({bytes.begin(), bytes.begin() + 20}, "header.kvs")).find("file header: 20 bytes"),
+            std::string::npos);
+  EXPECT_NE(error_of(store({}, "empty.kvs")).find("file header: 0 bytes"), std::string::npos);
+  auto longer = bytes;
+  longer.push_back(0);
+  EXPECT_NE(error_of(store(longer, "longer.kvs")).find("1 bytes after its end"), std::string::npos);
+}
+
+TEST_F(KvsFile, MissingDuplicatedOrReorderedChunksAreNamed) {
+  const auto b = encode({{0, 200}, {200, 400}, {400, 512}});
+  const std::string missing = error_of(forge({b[0], b[2]}, 3, 512, "missing.kvs"));
+  EXPECT_NE(missing.find("chunk 1 at byte " + std::to_string(kKvsHeaderBytes + b[0].size()) +
+                         ": starts at token 400, expected 200: a chunk is missing, duplicated or out of order"),
+            std::string::npos)
+      << missing;
+  EXPECT_NE(error_of(forge({b[0], b[1], b[1]}, 3, 512, "duplicated.kvs")).find("chunk 2"), std::string::npos);
+  EXPECT_NE(error_of(forge({b[0], b[2], b[1]}, 3, 512, "reordered.kvs")).find("chunk 1"), std::string::npos);
+  // A header that promises more than the chunks hold, or fewer.
+  EXPECT_NE(error_of(forge(b, 4, 512, "more.kvs")).find("holds 3 chunks and 512 tokens, its header says 4 and 512"),
+            std::string::npos);
+  EXPECT_NE(error_of(forge(b, 2, 512, "fewer.kvs")).find("chunk 2 at byte"), std::string::npos);
+  EXPECT_NE(error_of(forge(b, 3, 600, "tokens.kvs")).find("its header says 3 and 600"), std::string::npos);
+}
+
+TEST_F(KvsFile, AHeaderThatIsNotOneIsRefusedClearly) {
+  std::vector<uint8_t> bytes = read(write({{0, 512}}));
+  auto flipped = bytes;
+  flipped[24] ^= 1;  // tokens, without the CRC
+  EXPECT_NE(error_of(store(flipped, "crc.kvs")).find("file header: checksum mismatch"), std::string::npos);
+  auto magic = bytes;
+  magic[3] = 'X';
+  EXPECT_NE(error_of(store(magic, "magic.kvs")).find("not a .kvs file"), std::string::npos);
+  // Format 1: bare bitstreams back to back, whose completeness cannot be told.
+  const std::vector<uint8_t> bare(bytes.begin() + long(kKvsHeaderBytes), bytes.end());
+  EXPECT_NE(error_of(store(bare, "v1.kvs")).find("a .kvs of format 1"), std::string::npos);
 }
 
 TEST_F(KvsFile, CorruptOrTruncatedChunkIsNamed) {
-  const fs::path path = write({{0, 200}, {200, 400}, {400, 512}});
-  auto bytes = [&] {
-    std::ifstream in(path, std::ios::binary);
-    return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  }();
-  const size_t first = parse_bitstream(bytes).total_bytes;
-  auto store = [&](const std::vector<uint8_t>& b, const std::string& name) {
-    std::ofstream(dir_ / name, std::ios::binary).write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
-    return dir_ / name;
-  };
-  auto flipped = bytes;
-  flipped[first + 500] ^= 0x10;  // inside chunk 1's payload
-  const std::string corrupt = error_of(store(flipped, "corrupt.kvs"));
-  EXPECT_NE(corrupt.find("chunk 1 at byte " + std::to_string(first)), std::string::npos) << corrupt;
+  const auto b = encode({{0, 200}, {200, 400}, {400, 512}});
+  auto bytes = read(write({{0, 200}, {200, 400}, {400, 512}}));
+  const size_t chunk1 = kKvsHeaderBytes + b[0].size();
+  bytes[chunk1 + 500] ^= 0x10;  // inside chunk 1's payload
+  const std::string corrupt = error_of(store(bytes, "corrupt.kvs"));
+  EXPECT_NE(corrupt.find("chunk 1 at byte " + std::to_string(chunk1)), std::string::npos) << corrupt;
   EXPECT_NE(corrupt.find("checksum"), std::string::npos) << corrupt;
-  const std::string truncated = error_of(store({bytes.begin(), bytes.end() - 10}, "truncated.kvs"));
+  // A chunk cut inside, the file's length in its header fixed up to match: the chunk says it.
+  const std::string truncated = error_of(forge({b[0], b[1], {b[2].begin(), b[2].end() - 10}}, 3, 512, "cut.kvs"));
   EXPECT_NE(truncated.find("chunk 2"), std::string::npos) << truncated;
   EXPECT_NE(truncated.find("truncated"), std::string::npos) << truncated;
-  const std::string empty = error_of(store({}, "empty.kvs"));
-  EXPECT_NE(empty.find("empty"), std::string::npos) << empty;
-}
-
-TEST_F(KvsFile, ChunksOfDifferentShapesNameTheChunk) {
-  // Chunk 1 is contiguous but has 4 layers instead of 5.
-  KvCache four_layers(KvShape{4, 4, 8, 100});
-  std::vector<std::vector<uint8_t>> bitstreams = {make_codec("fp16")->encode(context0().chunk(0, 100), 1, 0),
-                                                  make_codec("fp16")->encode(four_layers.all(), 1, 100)};
-  write_kvs(dir_ / "mixed.kvs", bitstreams);
-  const std::string message = error_of(dir_ / "mixed.kvs");
-  EXPECT_NE(message.find("chunk 1"), std::string::npos) << message;
 }
 
 // --- fuzzing ------------------------------------------------------------------------------------
