@@ -127,12 +127,7 @@ std::vector<emulation::FidelityRun> rescore(const emulation::FidelityRunner& run
   for (size_t number = 1; std::getline(in, text); ++number) {
     if (text.empty()) continue;
     const std::string where = path.string() + ":" + std::to_string(number);
-    nlohmann::json line;
-    try {
-      line = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::exception& e) {
-      throw std::runtime_error(where + ": bad JSON: " + e.what());
-    }
+    const nlohmann::json line = common::parse_json(text, where);
     runs.push_back(runner.rescore(common::JsonNode(line, where)));
   }
   if (runs.empty()) throw std::runtime_error(path.string() + ": no runs");

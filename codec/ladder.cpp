@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+
+#include "common/json_reader.h"
 
 namespace kvstream::codec {
 
@@ -46,9 +49,9 @@ Ladder Ladder::load(const std::filesystem::path& path) {
   const std::string where = path.string();
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw std::invalid_argument(where + ": not valid JSON: " + e.what());
+    j = common::parse_json(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()), where);
+  } catch (const common::JsonError& e) {
+    throw std::invalid_argument(e.what());
   }
   auto fail = [&](const std::string& json_path, const std::string& what) -> void {
     throw std::invalid_argument(where + ": " + json_path + ": " + what);

@@ -1,13 +1,17 @@
 #include "codec/safetensors.h"
 
+#include <algorithm>
 #include <bit>
+#include <charconv>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <tuple>
 
 #include "codec/byte_io.h"
 #include "codec/half.h"
 #include "common/atomic_file.h"
+#include "common/json_reader.h"
 
 namespace kvstream::codec {
 namespace {
@@ -54,9 +58,9 @@ SafetensorsFile read_safetensors(const std::filesystem::path& path) {
   in.read(header.data(), static_cast<std::streamsize>(header_len));
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(header);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw file_error(path, std::string("header is not valid JSON: ") + e.what());
+    j = common::parse_json(header, "header");
+  } catch (const common::JsonError& e) {
+    throw file_error(path, e.what());
   }
   if (!j.is_object()) throw file_error(path, "header is not a JSON object");
   const uint64_t data_size = file_size - 8 - header_len;
@@ -65,6 +69,7 @@ SafetensorsFile read_safetensors(const std::filesystem::path& path) {
   if (!in) throw file_error(path, "read failed");
 
   SafetensorsFile file;
+  std::vector<std::tuple<uint64_t, uint64_t, std::string>> ranges;  // [begin, end) of each tensor
   for (const auto& [name, value] : j.items()) {
     if (name == "__metadata__") {
       if (!value.is_object()) throw file_error(path, "__metadata__ is not an object");
@@ -106,8 +111,26 @@ SafetensorsFile read_safetensors(const std::filesystem::path& path) {
       throw file_error(path, where + ": " + std::to_string(end - begin) + " bytes for " + std::to_string(count) + " " +
                                  t.dtype + " values");
     t.data.assign(data.begin() + static_cast<std::ptrdiff_t>(begin), data.begin() + static_cast<std::ptrdiff_t>(end));
+    ranges.push_back({begin, end, name});
     file.tensors.emplace(name, std::move(t));
   }
+  // The format's rule: the tensors tile the data block, without overlaps or holes (a byte that no
+  // tensor owns, or one that two do, is a corrupt or forged file).
+  std::sort(ranges.begin(), ranges.end());
+  uint64_t covered = 0;
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    const auto& [begin, end, name] = ranges[i];
+    if (begin < covered)
+      throw file_error(path, "tensors \"" + std::get<2>(ranges[i - 1]) + "\" and \"" + name +
+                                 "\" overlap in the data block at byte " + std::to_string(begin));
+    if (begin > covered)
+      throw file_error(path, "bytes [" + std::to_string(covered) + ", " + std::to_string(begin) +
+                                 ") of the data block belong to no tensor");
+    covered = end;
+  }
+  if (covered != data_size)
+    throw file_error(path, "bytes [" + std::to_string(covered) + ", " + std::to_string(data_size) +
+                               ") of the data block belong to no tensor");
   return file;
 }
 
@@ -149,12 +172,18 @@ KvFile load_kv(const std::filesystem::path& path) {
   const int64_t n = shape[0], layers = shape[1], tokens = shape[3], channels = shape[4];
   int64_t heads = 1, head_dim = channels;
   if (file.metadata.count("H") && file.metadata.count("D")) {
-    try {
-      heads = std::stoll(file.metadata.at("H"));
-      head_dim = std::stoll(file.metadata.at("D"));
-    } catch (const std::exception&) {
-      throw file_error(path, "metadata H/D are not integers");
-    }
+    // Whole decimal integers within the bitstream's bounds (H·D ≤ 65,536), so that their product
+    // cannot overflow into a match with C (measured: "4611686018427387908" was read as 4).
+    const auto dimension = [&](const char* key) {
+      const std::string& text = file.metadata.at(key);
+      int64_t value = 0;
+      const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+      if (error != std::errc() || end != text.data() + text.size() || value < 1 || value > 65536)
+        throw file_error(path, std::string("metadata ") + key + " = \"" + text + "\": expected an integer in 1..65536");
+      return value;
+    };
+    heads = dimension("H");
+    head_dim = dimension("D");
     if (heads * head_dim != channels)
       throw file_error(path, "metadata H*D = " + std::to_string(heads * head_dim) + " but C = " + std::to_string(channels));
   }

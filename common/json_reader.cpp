@@ -3,6 +3,9 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
+#include <set>
+#include <vector>
 #include <regex>
 
 namespace kvstream::common {
@@ -75,6 +78,9 @@ std::string JsonNode::name() const {
   const std::string text = string();
   static const std::regex allowed("[A-Za-z0-9._-]+");
   if (!std::regex_match(text, allowed)) fail("expected a name of letters, digits, '.', '_', '-', got \"" + text + "\"");
+  // "." and ".." would name the directory a name is made into, or its parent (results/.. is the
+  // working directory, and --overwrite would clear it); a leading '.' hides it.
+  if (text.front() == '.') fail("expected a name that does not start with '.', got \"" + text + "\"");
   return text;
 }
 
@@ -95,14 +101,32 @@ void JsonNode::only_keys(std::initializer_list<const char*> known) const {
   }
 }
 
-nlohmann::json read_json_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw JsonError(path + ": cannot open file");
+nlohmann::json parse_json(std::string_view text, const std::string& where) {
+  // Keys seen in each object being parsed, innermost last (the callback sees events in order).
+  std::vector<std::set<std::string>> keys;
+  const nlohmann::json::parser_callback_t check = [&](int depth, nlohmann::json::parse_event_t event,
+                                                      nlohmann::json& parsed) {
+    using Event = nlohmann::json::parse_event_t;
+    if (depth >= kMaxJsonDepth)  // depth counts from 0 at the top level
+      throw JsonError(where + ": JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+    if (event == Event::object_start) keys.emplace_back();
+    if (event == Event::object_end) keys.pop_back();
+    if (event == Event::key && !keys.back().insert(parsed.get<std::string>()).second)
+      throw JsonError(where + ": duplicate key \"" + parsed.get<std::string>() + "\" at depth " + std::to_string(depth));
+    return true;
+  };
   try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw JsonError(path + ": invalid JSON: " + e.what());
+    return nlohmann::json::parse(text.begin(), text.end(), check);
+  } catch (const nlohmann::json::exception& e) {  // syntax (parse_error) or a number out of range (out_of_range)
+    throw JsonError(where + ": invalid JSON: " + e.what());
   }
+}
+
+nlohmann::json read_json_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw JsonError(path + ": cannot open file");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return parse_json(text, path);
 }
 
 }  // namespace kvstream::common

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace kvstream::common {
 
@@ -33,7 +34,8 @@ class JsonNode {
   double number_in(double lo, double hi) const;
   int64_t integer_at_least(int64_t minimum) const;
   std::string string() const;
-  // A string usable as a file or directory name: letters, digits, '.', '_', '-'.
+  // A string usable as a file or directory name: letters, digits, '.', '_', '-', not starting with
+  // '.' (so never "." or "..", which would write outside the directory it is made in).
   std::string name() const;
   bool boolean() const;
 
@@ -49,7 +51,14 @@ class JsonNode {
   std::string where_, path_;
 };
 
-// Parses a whole file; a syntax error names the file and nlohmann's byte position.
+// Every JSON text kvstream reads goes through parse_json, which refuses what would parse but then
+// harm or mislead: nesting deeper than kMaxJsonDepth (anything that walks it recursively, such as
+// an error message that prints a value, would overflow the stack) and a key twice in one object
+// (which of the two counts?). Throws JsonError "<where>: ..." naming the problem, or with nlohmann's
+// message and byte position for a syntax error or a number beyond a double's range.
+inline constexpr int kMaxJsonDepth = 64;
+nlohmann::json parse_json(std::string_view text, const std::string& where);
+// A whole file through parse_json.
 nlohmann::json read_json_file(const std::string& path);
 
 }  // namespace kvstream::common

@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "common/json_reader.h"
+
 namespace kvstream::eval {
 namespace {
 
@@ -80,12 +82,7 @@ std::vector<TaskRecord> read_task_jsonl(const std::filesystem::path& path) {
     auto fail = [&](const std::string& what) {
       return std::runtime_error(path.string() + ":" + std::to_string(line_no) + ": " + what);
     };
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error& e) {
-      throw fail(std::string("malformed JSON: ") + e.what());
-    }
+    const nlohmann::json j = common::parse_json(line, path.string() + ":" + std::to_string(line_no));
     if (!j.is_object()) throw fail("record is not a JSON object");
     auto require = [&](const std::string& key) -> const nlohmann::json& {
       if (!j.contains(key)) throw fail("missing key \"" + key + "\"");

@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "common/atomic_file.h"
+#include "common/json_reader.h"
 
 namespace kvstream::experiments {
 
@@ -33,11 +34,7 @@ std::vector<nlohmann::json> read_run_log(const std::filesystem::path& path) {
   std::string line;
   for (size_t number = 1; std::getline(in, line); ++number) {
     if (line.empty()) continue;
-    try {
-      lines.push_back(nlohmann::json::parse(line));
-    } catch (const nlohmann::json::parse_error& e) {
-      throw std::runtime_error(path.string() + ":" + std::to_string(number) + ": not a JSON run record: " + e.what());
-    }
+    lines.push_back(common::parse_json(line, path.string() + ":" + std::to_string(number)));
     if (!lines.back().is_object() || !lines.back().contains("id") || !lines.back().contains("run"))
       throw std::runtime_error(path.string() + ":" + std::to_string(number) + ": a run record needs \"run\" and \"id\"");
   }

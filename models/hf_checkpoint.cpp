@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -9,6 +10,7 @@
 #include <stdexcept>
 
 #include "codec/safetensors.h"
+#include "common/json_reader.h"
 
 namespace kvstream::models {
 namespace {
@@ -23,11 +25,8 @@ std::runtime_error file_error(const fs::path& file, const std::string& what) {
 json read_json(const fs::path& file) {
   std::ifstream in(file);
   if (!in) throw file_error(file, "cannot open");
-  try {
-    return json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw file_error(file, std::string("malformed JSON: ") + e.what());
-  }
+  return common::parse_json(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()),
+                            file.string());
 }
 
 // config.json with typed look-ups that name the file and key when one is missing or mistyped.

@@ -2,11 +2,13 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <stdexcept>
 
 #include "common/atomic_file.h"
 #include "common/content_hash.h"
 #include "common/data_resolver.h"
+#include "common/json_reader.h"
 
 namespace kvstream::profiling {
 
@@ -23,9 +25,10 @@ std::optional<nlohmann::json> ProfileCache::load(const nlohmann::json& inputs) c
   if (!in) return std::nullopt;
   nlohmann::json entry;
   try {
-    entry = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw std::runtime_error(file.string() + ": corrupt profile cache entry (delete it to re-profile): " + e.what());
+    entry = common::parse_json(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()),
+                               file.string());
+  } catch (const common::JsonError& e) {
+    throw std::runtime_error(std::string(e.what()) + " (a corrupt profile cache entry: delete it to re-profile)");
   }
   if (!entry.is_object() || !entry.contains("inputs") || !entry.contains("result"))
     throw std::runtime_error(file.string() + ": corrupt profile cache entry (delete it to re-profile)");

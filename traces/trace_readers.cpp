@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
+#include "common/json_reader.h"
+
 namespace kvstream::traces {
 namespace {
 
@@ -201,9 +203,9 @@ std::vector<BandwidthTrace> read_cachegen(const TraceFile& file) {
   for (const Line& line : file.lines) {
     nlohmann::json object;
     try {
-      object = nlohmann::json::parse(line.text);
-    } catch (const nlohmann::json::parse_error& e) {
-      file.fail(line, std::string("expected a JSON object {\"bw\": [Gbps, ...]}, found bad JSON: ") + e.what());
+      object = common::parse_json(line.text, "bad JSON");
+    } catch (const common::JsonError& e) {
+      file.fail(line, std::string("expected a JSON object {\"bw\": [Gbps, ...]}, found ") + e.what());
     }
     if (!object.is_object()) file.fail(line, "expected a JSON object {\"bw\": [Gbps, ...]}, found " + quoted(line.text));
     const auto bw = object.find("bw");

@@ -335,7 +335,7 @@ TEST(RunLog, APartialLastLineIsDroppedAndCutOff) {
     experiments::read_run_log(path);
     ADD_FAILURE() << "a malformed line must be an error";
   } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find(path.string() + ":2: not a JSON run record"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(path.string() + ":2: invalid JSON"), std::string::npos) << e.what();
   }
   fs::remove(path);
 }

@@ -205,7 +205,7 @@ TEST_F(LadderFile, UnknownNameListsTheBuiltins) {
 }
 
 TEST_F(LadderFile, MalformedFilesNameTheJsonPath) {
-  expect_load_error("{\"name\": ", "not valid JSON");
+  expect_load_error("{\"name\": ", "invalid JSON");
   expect_load_error("{\"layers\": 4}", "$.name");
   expect_load_error("{\"name\": \"x\", \"layers\": \"4\"}", "$.layers");
   expect_load_error("{\"name\": \"x\", \"layers\": 0, \"levels\": []}", "$.layers");

@@ -104,7 +104,7 @@ TEST_F(TaskJsonlFiles, ErrorsNameTheFileLineAndKey) {
     EXPECT_NE(message.find(path.string() + line_part), std::string::npos) << message;
     EXPECT_NE(message.find(what), std::string::npos) << message;
   };
-  expect_error("bad_json.jsonl", good + "\n" + good + "\n{\"test_id\": 2, \"prompt\": \n", ":3:", "malformed JSON");
+  expect_error("bad_json.jsonl", good + "\n" + good + "\n{\"test_id\": 2, \"prompt\": \n", ":3:", "invalid JSON");
   expect_error("no_prompt.jsonl", good + "\n" + R"({"test_id": 1, "label": ["t"]})" + "\n", ":2:",
                "missing key \"prompt\"");
   expect_error("no_answers.jsonl", R"({"prompt": "p"})", ":1:", "missing key \"answers\"");

@@ -295,7 +295,7 @@ TEST_F(QualityCli, TaskModeWritesOneJsonRowPerCodecLevel) {
 
 TEST_F(QualityCli, BadUsageAndBadFiles) {
   std::ofstream(dir_ / "bad.jsonl") << "{\"test_id\": 0, \"prompt\": \"p\", \"label\": [\"t\"]}\nnot json\n";
-  test_support::expect_failure(run("--model stories260K --tasks bad.jsonl --codec fp16"), 1, "bad.jsonl:2: malformed JSON");
+  test_support::expect_failure(run("--model stories260K --tasks bad.jsonl --codec fp16"), 1, "bad.jsonl:2: invalid JSON");
   test_support::expect_failure(run("--model stories260K --tasks absent.jsonl"), 1, "absent.jsonl");
   test_support::expect_failure(run("--model stories260K --tasks bad.jsonl --contexts 2"), 2,
                                "--contexts does not apply with --tasks");

@@ -226,7 +226,7 @@ TEST_F(HfCheckpoint, BadConfigNamesFileAndKey) {
     std::ofstream(config_path) << config_text;
     return load_error(dir_ / "m");
   };
-  EXPECT_TRUE(Contains(error_with(R"({"hidden_size": 64, "intermediate_size": )"), config_path + ": malformed JSON"));
+  EXPECT_TRUE(Contains(error_with(R"({"hidden_size": 64, "intermediate_size": )"), config_path + ": invalid JSON"));
   EXPECT_TRUE(Contains(error_with("[1, 2]"), config_path + ": not a JSON object"));
   auto without = [](const std::string& key) {
     json c = hf_config(false);

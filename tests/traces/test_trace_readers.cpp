@@ -222,6 +222,10 @@ TEST_F(TraceReaderFiles, MalformedFilesNameFileAndLine) {
       {"{\"bw\": [1, \"a\"]}\n", std::nullopt, ":1:", "expected \"bw\"[1] to be a number of Gbps >= 0, found \"a\""},
       {"{\"bw\": []}\n", std::nullopt, ":1:", "non-empty array"},
       {"[1, 2]\n", TraceFormat::cachegen_jsonl, ":1:", "expected a JSON object"},
+      // Nesting that a recursive walk (an error message printing the value) would overflow the stack on.
+      {"{\"bw\": " + std::string(70000, '[') + std::string(70000, ']') + "}\n", TraceFormat::cachegen_jsonl, ":1:",
+       "JSON nested deeper than"},
+      {"{\"bw\": [1], \"bw\": [2]}\n", TraceFormat::cachegen_jsonl, ":1:", "duplicate key \"bw\""},
       {"hello world again\n", std::nullopt, ":1:", "cannot tell the trace format"},
   };
   for (size_t i = 0; i < cases.size(); ++i) {
