@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cerrno>
@@ -337,6 +338,21 @@ GgufFile GgufFile::open(const std::filesystem::path& path) {
               std::to_string(f.data_start_ + t.offset) + " lies beyond the end of the file (" +
               std::to_string(bytes.size()) + " bytes)");
     }
+  }
+  // No two tensors share a byte (padding between them, up to the alignment, is allowed): a tensor
+  // whose offset points into another would load that one's bytes as its weights.
+  std::vector<const GgufTensorInfo*> by_offset;
+  for (const GgufTensorInfo& t : f.tensors_) by_offset.push_back(&t);
+  std::sort(by_offset.begin(), by_offset.end(),
+            [](const GgufTensorInfo* a, const GgufTensorInfo* b) { return a->offset < b->offset; });
+  for (size_t i = 1; i < by_offset.size(); ++i) {
+    const GgufTensorInfo& before = *by_offset[i - 1];
+    const GgufTensorInfo& t = *by_offset[i];
+    in.set_context("tensor '" + t.name + "'");
+    if (t.offset < before.offset + before.n_bytes && t.n_bytes > 0 && before.n_bytes > 0)
+      in.fail("data at offset " + std::to_string(f.data_start_ + t.offset) + " overlaps tensor '" + before.name +
+              "' (bytes " + std::to_string(f.data_start_ + before.offset) + " to " +
+              std::to_string(f.data_start_ + before.offset + before.n_bytes) + ")");
   }
   return f;
 }

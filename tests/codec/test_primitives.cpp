@@ -132,7 +132,7 @@ TEST_F(SafetensorsTest, MalformedFilesGiveErrorsNamingTheProblem) {
       EXPECT_NE(std::string(e.what()).find(p.filename().string()), std::string::npos) << e.what();
     }
   };
-  expect_error(write_raw("json.st", "{not json", 0), "not valid JSON");
+  expect_error(write_raw("json.st", "{not json", 0), "header: invalid JSON");
   expect_error(write_raw("offsets.st", R"({"kv":{"dtype":"F16","shape":[1,2,1,4],"data_offsets":[0,64]}})", 16),
                "outside");
   expect_error(write_raw("count.st", R"({"kv":{"dtype":"F16","shape":[1,2,1,4],"data_offsets":[0,8]}})", 8), "bytes for");
@@ -143,6 +143,30 @@ TEST_F(SafetensorsTest, MalformedFilesGiveErrorsNamingTheProblem) {
                          R"({"__metadata__":{"H":"3","D":"3"},"kv":{"dtype":"F16","shape":[1,2,1,4],"data_offsets":[0,16]}})",
                          16),
                "H*D");
+  // The tensors must tile the data block: no overlap, no byte that no tensor owns.
+  expect_error(write_raw("overlap.st",
+                         R"({"kv":{"dtype":"F16","shape":[1,2,1,4],"data_offsets":[0,16]},)"
+                         R"("x":{"dtype":"U8","shape":[8],"data_offsets":[8,16]}})",
+                         16),
+               "tensors \"kv\" and \"x\" overlap in the data block at byte 8");
+  expect_error(write_raw("trailing.st", R"({"kv":{"dtype":"F16","shape":[1,2,1,4],"data_offsets":[0,16]}})", 24),
+               "bytes [16, 24) of the data block belong to no tensor");
+  expect_error(write_raw("hole.st",
+                         R"({"kv":{"dtype":"F16","shape":[1,2,1,4],"data_offsets":[8,24]},)"
+                         R"("x":{"dtype":"U8","shape":[4],"data_offsets":[0,4]}})",
+                         24),
+               "bytes [4, 8) of the data block belong to no tensor");
+  expect_error(write_raw("twice.st",
+                         R"({"kv":{"dtype":"F16","shape":[1,2,1,4],"data_offsets":[0,16]},)"
+                         R"("kv":{"dtype":"F16","shape":[1,2,1,4],"data_offsets":[0,16]}})",
+                         16),
+               "duplicate key \"kv\"");
+  // 2^62 + 4: as a wrapping product it would have matched C = 4.
+  expect_error(write_raw("overflow.st",
+                         R"({"__metadata__":{"H":"4611686018427387908","D":"1"},)"
+                         R"("kv":{"dtype":"F16","shape":[1,2,1,4],"data_offsets":[0,16]}})",
+                         16),
+               "metadata H = \"4611686018427387908\": expected an integer in 1..65536");
   std::ofstream(dir_ / "short.st") << "abc";
   expect_error(dir_ / "short.st", "too short");
   {

@@ -285,6 +285,13 @@ TEST_F(GgufTest, RejectsBadMagicVersionAndLayout) {
   EXPECT_TRUE(Contains(open_error(misaligned.bytes),
                        "tensor 'q4_1': data offset 8 is not a multiple of the alignment 64"));
 
+  // q4_1's offset moved onto the first tensor's data: aligned and inside the file, but it would load
+  // another tensor's bytes as its weights.
+  GgufBuilder overlapping = build_gguf(tensors);
+  const uint64_t zero_offset = 0;
+  std::memcpy(overlapping.bytes.data() + offset_field, &zero_offset, 8);
+  EXPECT_TRUE(Contains(open_error(overlapping.bytes), "overlaps tensor '"));
+
   GgufBuilder unknown = build_gguf(tensors);
   const uint32_t type99 = 99;
   std::memcpy(unknown.bytes.data() + type_field, &type99, 4);
