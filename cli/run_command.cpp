@@ -11,6 +11,8 @@
 namespace kvstream::cli {
 namespace {
 
+constexpr int kMaxJobs = 256;  // threads; thousands failed to start after the runs
+
 struct Options {
   std::string config_path;
   experiments::RunnerOptions runner;
@@ -25,7 +27,7 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
   options.add_options()
     ("config", po::value(&o.config_path)->required(), "experiment config JSON (experiments/SCHEMA.md)")
     ("out", po::value(&out), "result directory (default results/<name>)")
-    ("jobs,j", po::value(&r.jobs)->default_value(1), "simulation threads")
+    ("jobs,j", po::value(&r.jobs)->default_value(1), "simulation threads (1..256)")
     ("resume", po::bool_switch(&r.resume), "continue an interrupted run in --out: finished runs are kept, none repeated")
     ("overwrite", po::bool_switch(&r.overwrite), "replace the results in --out instead of refusing to touch them")
     ("shard", po::value(&shard)->default_value("0/1"), "run only shard i of N (runs with index mod N = i), 0 <= i < N")
@@ -45,7 +47,8 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
                      "i/N into separate directories (sharing --profile-cache) and join them with kvstream merge.",
                      options, vm, &positional))
     return std::nullopt;
-  if (r.jobs < 1) throw po::error("--jobs must be >= 1");
+  if (r.jobs < 1 || r.jobs > kMaxJobs)
+    throw po::error("--jobs must be in 1.." + std::to_string(kMaxJobs) + " (simulation threads), got " + std::to_string(r.jobs));
   if (r.resume && r.overwrite) throw po::error("--resume and --overwrite exclude each other");
   try {
     r.shard = experiments::Shard::parse(shard);

@@ -8,6 +8,7 @@
 #include "sim/congestion_control.h"
 #include "sim/policy.h"
 #include "sim/summary.h"
+#include "sim/workload.h"
 #include "traces/trace_inputs.h"
 #include "traces/trace_transforms.h"
 
@@ -82,7 +83,7 @@ StreamingFlags::StreamingFlags(StreamingOptions& o, bool profile_required) : o_(
     ("decode", po::value(&decode_)->default_value("profile"), "decode time per level chunk: profile (its decode_s), hardware (tokens x fp16 bytes/token over the --hardware profile's measured throughput of the level's codec and level), or a rate in fp16 KV bytes/s")
     ("recompute-s", po::value(&recompute_s_), "every text chunk costs this many seconds in all (the artifact's chunk_delay)")
     ("artifact-timing", po::bool_switch(&artifact_timing_), "the artifact's timing: --no-pipelining --no-decode-cost --recompute-s 0.2 unless given")
-    ("requests", po::value(&o.requests)->default_value(1), "number of requests (> 1 needs --rate)")
+    ("requests", po::value(&o.requests)->default_value(1), "number of requests (> 1 needs --rate; at most 1,000,000)")
     ("rate", po::value(&o.rate)->default_value(0.0), "Poisson arrival rate, requests/s; contexts drawn uniformly from the profiles")
     ("seed", po::value(&o.seed)->default_value(1), "seed of the arrivals")
     ("link", po::value(&link_)->default_value("fluid"), "the simulator's link model: fluid (the trace's capacity, shared; exact for the artifact's experiments) or tcp (one modelled TCP connection per request: headers, slow start, the congestion control's window, drop-tail losses, restart after idle; docs/EMULATION.md)")
@@ -96,6 +97,8 @@ StreamingFlags::StreamingFlags(StreamingOptions& o, bool profile_required) : o_(
 void StreamingFlags::finish(const po::variables_map& vm) {
   sim::SimConfig& config = o_.config;
   if (o_.requests < 1) throw po::error("--requests must be >= 1");
+  if (uint64_t(o_.requests) > sim::kMaxRequests)
+    throw po::error("--requests must be <= " + std::to_string(sim::kMaxRequests) + " (each keeps its result in memory)");
   if (o_.requests > 1 && !(o_.rate > 0)) throw po::error("--requests > 1 needs a Poisson --rate > 0");
   if (!(o_.scale > 0)) throw po::error("--scale must be > 0");
   config.pipelining = !no_pipelining_;

@@ -6,6 +6,7 @@
 #include "common/json_reader.h"
 #include "models/architecture_table.h"
 #include "sim/policy.h"
+#include "sim/workload.h"
 #include "traces/trace_readers.h"
 
 namespace kvstream::experiments {
@@ -158,6 +159,9 @@ WorkloadConfig parse_workload(const JsonNode& node) {
     if (!(w.rates_per_s.back() > 0)) r.fail("expected a rate > 0 requests/s, got " + r.value().dump());
   }
   w.requests = int_at_least(node.at("requests"), 1);
+  if (uint64_t(w.requests) > sim::kMaxRequests)
+    node.at("requests").fail("expected at most " + std::to_string(sim::kMaxRequests) + " requests, got " +
+                             std::to_string(w.requests));
   return w;
 }
 
@@ -268,7 +272,12 @@ ExperimentConfig parse_experiment_config(const nlohmann::json& json, const std::
     root.at("decode").fail("\"hardware\" takes decode throughputs from the hardware profiles, but $.hardware names none");
   if (root.has("workload")) c.workload = parse_workload(root.at("workload"));
   if (root.has("sim")) c.sim = parse_sim_options(root.at("sim"));
-  if (root.has("repetitions")) c.repetitions = int_at_least(root.at("repetitions"), 1);
+  if (root.has("repetitions")) {
+    c.repetitions = int_at_least(root.at("repetitions"), 1);
+    if (c.repetitions > kMaxRepetitions)
+      root.at("repetitions").fail("expected at most " + std::to_string(kMaxRepetitions) + " repetitions, got " +
+                                  std::to_string(c.repetitions));
+  }
   if (root.has("figures"))
     for (const auto& kind : one_or_many(root.at("figures"))) {
       const std::string name = kind.string();

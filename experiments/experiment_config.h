@@ -85,6 +85,9 @@ struct SimOptionsConfig {
   double request_rtt_ms = 0, chunk_rtt_ms = 0;
 };
 
+// Bounds that keep a config's work within what one machine holds: more is an error naming the field.
+inline constexpr int kMaxRepetitions = 100'000;
+
 struct ExperimentConfig {
   std::string name;
   std::string description;
@@ -100,7 +103,7 @@ struct ExperimentConfig {
   std::vector<std::string> hardware;  // shipped names or paths; empty: no hardware profile
   WorkloadConfig workload;
   SimOptionsConfig sim;
-  int repetitions = 1;
+  int repetitions = 1;  // 1 … kMaxRepetitions
   std::vector<std::string> figures;  // plotting/plot.py kinds; empty: what the results hold
 };
 

@@ -34,8 +34,11 @@ struct GridShape {
   std::vector<std::vector<std::string>> traces;    // [trace set][trace]
 };
 
-// Throws std::invalid_argument when two runs would have the same coordinates (the same trace twice
-// in one set, two contexts of one name).
+inline constexpr uint64_t kMaxGridRuns = 1'000'000;
+
+// Throws std::invalid_argument for a grid of more than kMaxGridRuns runs (naming its size), or when
+// two runs would have the same coordinates (the same trace twice in one set, two contexts of one
+// name).
 std::vector<RunSpec> expand_grid(const ExperimentConfig& config, const GridShape& shape);
 
 // `--shard i/N` (0 <= i < N): run r belongs to shard r.index mod N, so shards partition the grid.

@@ -24,6 +24,14 @@ int ContextProfile::level_index(const std::string& level_name) const {
 
 ContextProfile context_profile_from_json(const nlohmann::json& json, const std::string& where) {
   const JsonNode root(json, where);
+  // Optional (hand-written profiles may leave them out), but when present they must be these.
+  if (root.has("format") && root.at("format").string() != kContextProfileFormat)
+    root.at("format").fail("expected \"" + std::string(kContextProfileFormat) + "\", got \"" +
+                           root.at("format").string() + "\"");
+  if (root.has("version") && root.at("version").integer_at_least(1) != kContextProfileVersion)
+    root.at("version").fail("this kvstream reads context profiles of version " +
+                            std::to_string(kContextProfileVersion) + ", got " +
+                            std::to_string(root.at("version").integer_at_least(1)));
   ContextProfile profile;
   profile.name = root.has("name") ? root.at("name").string() : "";
   profile.model = root.has("model") ? root.at("model").string() : "";
@@ -84,8 +92,8 @@ nlohmann::json to_json(const ContextProfile& profile) {
     if (chunk.recompute_s) entry["recompute_s"] = *chunk.recompute_s;
     chunks.push_back(std::move(entry));
   }
-  nlohmann::json json = {{"format", "kvstream-context-profile"},
-                         {"version", 1},
+  nlohmann::json json = {{"format", kContextProfileFormat},
+                         {"version", kContextProfileVersion},
                          {"name", profile.name},
                          {"model", profile.model},
                          {"chunk_tokens", profile.chunk_tokens},

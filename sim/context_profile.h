@@ -54,9 +54,13 @@ struct ContextProfile {
   int level_index(const std::string& name) const;
 };
 
-// Throws std::runtime_error "<where>: <json path>: <what was wrong>" on any schema violation:
-// missing or mistyped keys, negative sizes or times, quality outside [0, 1], chunks that are not
-// contiguous from token 0, or a chunk whose level list does not match the profile's levels.
+inline constexpr const char* kContextProfileFormat = "kvstream-context-profile";
+inline constexpr int64_t kContextProfileVersion = 1;
+
+// Throws std::runtime_error "<where>: <json path>: <what was wrong>" on any schema violation: a
+// "format" or "version" other than the above (both optional), missing or mistyped keys, negative
+// sizes or times, quality outside [0, 1], chunks that are not contiguous from token 0, or a chunk
+// whose level list does not match the profile's levels.
 ContextProfile context_profile_from_json(const nlohmann::json& json, const std::string& where = "profile");
 ContextProfile read_context_profile(const std::string& path);
 nlohmann::json to_json(const ContextProfile& profile);

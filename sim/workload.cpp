@@ -13,6 +13,9 @@ std::vector<Request> poisson_requests(double rate_per_s, size_t count, size_t n_
   if (!(rate_per_s > 0) || !std::isfinite(rate_per_s))
     throw std::invalid_argument("Poisson arrival rate must be > 0 requests/s, got " + std::to_string(rate_per_s));
   if (n_contexts == 0) throw std::invalid_argument("Poisson workload needs at least one context");
+  if (count > kMaxRequests)
+    throw std::invalid_argument("a workload of " + std::to_string(count) + " requests, more than the " +
+                                std::to_string(kMaxRequests) + " one simulation holds");
   std::mt19937_64 rng(seed);
   // 53 random bits -> u in (0, 1]; -ln(u)/rate is exponential.
   auto unit = [&rng] { return (static_cast<double>(rng() >> 11) + 1.0) * 0x1.0p-53; };

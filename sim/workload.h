@@ -11,11 +11,17 @@ struct Request {
   size_t context = 0;  // index into the simulation's context profiles
 };
 
+// The most requests one workload may hold: each keeps its result in memory (measured: --requests 1e8
+// ended in a bare std::bad_alloc).
+inline constexpr size_t kMaxRequests = 1'000'000;
+
 // One request for context 0 at time 0.
 std::vector<Request> single_request();
 // `count` requests with exponential inter-arrival times of mean 1/rate_per_s (the first at its
 // first draw, not at 0), each for a context drawn uniformly from n_contexts. Deterministic in
 // `seed` on every platform (own transforms of std::mt19937_64 output, not std:: distributions).
+// Throws std::invalid_argument for a rate that is not > 0 and finite, no contexts, or more than
+// kMaxRequests requests.
 std::vector<Request> poisson_requests(double rate_per_s, size_t count, size_t n_contexts, uint64_t seed);
 
 }  // namespace kvstream::sim

@@ -84,6 +84,10 @@ TEST(ExperimentConfig, ErrorsNameTheJsonPath) {
        },
        "c.json: $.slo_s: expected an SLO > 0 seconds, got -1"},
       {[](auto& j) { j["repetitions"] = 1.5; }, "c.json: $.repetitions: expected an integer, got 1.5"},
+      {[](auto& j) { j["repetitions"] = 1000000000; }, "c.json: $.repetitions: expected at most 100000 repetitions, got 1000000000"},
+      {[](auto& j) { j["workload"] = {{"kind", "poisson"}, {"rate_per_s", 1}, {"requests", 100000000}}; },
+       "c.json: $.workload.requests: expected at most 1000000 requests, got 100000000"},
+      {[](auto& j) { j["name"] = ".."; }, "c.json: $.name: expected a name that does not start with '.', got \"..\""},
       {[](auto& j) { j["sim"] = {{"pipelining", "yes"}}; }, "c.json: $.sim.pipelining: expected true or false"},
       {[](auto& j) { j["traces"].push_back(j["traces"][0]); }, "c.json: $.traces: two trace sets are named \"c\""},
       {[](auto& j) { j.erase("traces"); }, "c.json: $: missing key \"traces\""},
@@ -166,6 +170,19 @@ TEST(ExperimentGrid, OrderIdsAndShards) {
   // The same trace twice in one set would make two runs alike.
   shape.traces[0][1] = shape.traces[0][0];
   EXPECT_THROW(expand_grid(c, shape), std::invalid_argument);
+}
+
+TEST(ExperimentGrid, AGridTooLargeToHoldIsAnErrorBeforeItGrows) {
+  auto j = minimal();
+  j["repetitions"] = 100000;  // x 2 SLOs x 2 policies x 3 traces = 1.2 M runs
+  const auto c = parse_experiment_config(j, "c.json");
+  try {
+    expand_grid(c, GridShape{{{"syn"}}, {{"a", "b", "c"}}});
+    ADD_FAILURE() << "expanded";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("the grid has 1200000 runs"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("more than the 1000000 one config may hold"), std::string::npos) << e.what();
+  }
 }
 
 TEST(KvScale, ArchitecturesAndScaling) {

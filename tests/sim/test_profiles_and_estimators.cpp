@@ -53,6 +53,16 @@ TEST(ContextProfile, ErrorsNameTheJsonPath) {
   bad = good;
   bad["chunks"][0]["tokens"] = "1500";
   EXPECT_EQ(error_of(bad), "p.json: $.chunks[0].tokens: expected an integer, got \"1500\"");
+  bad = good;
+  bad["format"] = "nope";
+  EXPECT_EQ(error_of(bad), "p.json: $.format: expected \"kvstream-context-profile\", got \"nope\"");
+  bad = good;
+  bad["version"] = 99;
+  EXPECT_EQ(error_of(bad), "p.json: $.version: this kvstream reads context profiles of version 1, got 99");
+  bad = good;
+  bad.erase("format");
+  bad.erase("version");
+  EXPECT_EQ(error_of(bad), "");  // both optional
 }
 
 TEST(HardwareProfile, ReadsTheProfilerOutput) {
