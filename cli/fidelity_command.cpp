@@ -12,6 +12,7 @@
 
 #include "cli/command.h"
 #include "common/atomic_file.h"
+#include "common/directory_lock.h"
 #include "emulation/fidelity.h"
 #include "emulation/fidelity_errors.h"
 #include "emulation/link_check.h"
@@ -163,6 +164,10 @@ int run(const Options& o) {
   if (!config.hardware.empty())
     hardware = sim::read_hardware_profile(profiling::resolve_hardware_profile(config.hardware));
   const emulation::FidelityRunner runner(config, hardware);
+  // One writer at a time, from here (the inputs loaded) to the last file written.
+  const common::DirectoryLock lock(out, "kvstream fidelity");
+  if (fs::exists(out / "fidelity.jsonl", ec) && !o.overwrite)
+    throw std::runtime_error(out.string() + " already holds fidelity results: choose another --out, or pass --overwrite");
   const auto started = std::chrono::steady_clock::now();
 
   nlohmann::json accuracy;

@@ -10,6 +10,7 @@
 
 #include "common/content_hash.h"
 #include "common/data_resolver.h"
+#include "common/directory_lock.h"
 #include "common/error_text.h"
 #include "common/json_reader.h"
 #include "experiments/build_info.h"
@@ -411,6 +412,11 @@ RunnerReport run_experiment(const ExperimentConfig& config, const std::string& c
 
   // 2. The grid, this shard's part of it, and what earlier sessions finished.
   const std::vector<RunSpec> grid = expand(config, config_path, contexts, trace_sets);
+  // One writer at a time: taken before the first write (a refused run writes nothing), and the
+  // directory checked again under it, as another writer may have changed it since.
+  const common::DirectoryLock lock(report.out_dir, "kvstream run");
+  check_out_dir(result, resolved, options);
+  check_profiles_match(result, hash, options);
   write_inputs(result, config, resolved, contexts, options.overwrite);
   const std::vector<nlohmann::json> done_lines = read_run_log(result.file("runs.jsonl"));
   const std::vector<const RunSpec*> todo = runs_to_do(grid, options.shard, done_lines, result, report);

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "common/atomic_file.h"
+#include "common/directory_lock.h"
 #include "common/file_text.h"
 #include "common/json_reader.h"
 #include "experiments/result_dir.h"
@@ -66,7 +67,11 @@ MergeReport merge_results(const std::vector<fs::path>& dirs, const fs::path& out
   std::vector<nlohmann::json> lines;
   for (auto& entry : runs) lines.push_back(std::move(entry.second));
 
-  fs::create_directories(out);
+  // One writer at a time; taken only now, so that a refused merge writes nothing, and the check
+  // above is made again under it.
+  const common::DirectoryLock lock(out, "kvstream merge");
+  if (fs::exists(out / "runs.jsonl", ec) && fs::file_size(out / "runs.jsonl", ec) > 0)
+    throw std::runtime_error(out.string() + " already holds results; merge into a new directory");
   const ResultDir result(out);
   result.write_json("config.json", config);
   common::write_file_atomically(result.file("levels.csv"), [&](std::ostream& o) { o << levels; });

@@ -181,6 +181,21 @@ TEST_F(RunCli, BadInputsFailWithThePathAndWriteNothing) {
   EXPECT_NE(usage.err.find("--shard expects i/N"), std::string::npos) << usage.err;
 }
 
+// Starts `argv` with its output discarded; returns its pid (-1 when it could not start).
+pid_t spawn_quietly(std::vector<std::string> argv) {
+  std::vector<char*> cargv;
+  for (auto& a : argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  const int error = posix_spawn(&pid, argv.front().c_str(), &actions, nullptr, cargv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  return error == 0 ? pid : -1;
+}
+
 // Kills a run mid-way (SIGKILL, as a crash or a batch system would), resumes it, and expects the
 // same set of runs as an uninterrupted run: none lost, none duplicated.
 TEST_F(RunCli, ResumeAfterAKillLosesAndDuplicatesNothing) {
@@ -195,18 +210,9 @@ TEST_F(RunCli, ResumeAfterAKillLosesAndDuplicatesNothing) {
   const size_t total = experiments::read_run_log(whole / "runs.jsonl").size();
   ASSERT_EQ(total, 3u * 2 * 5 * 2 * 2);
 
-  std::vector<std::string> argv = {KVSTREAM_CLI, "run", path.string(), "--out", killed.string(), "--jobs", "2",
-                                   "--profile-cache", cache, "--no-figures"};
-  std::vector<char*> cargv;
-  for (auto& a : argv) cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  pid_t pid = 0;
-  ASSERT_EQ(posix_spawn(&pid, KVSTREAM_CLI, &actions, nullptr, cargv.data(), environ), 0);
-  posix_spawn_file_actions_destroy(&actions);
+  const pid_t pid = spawn_quietly({KVSTREAM_CLI, "run", path.string(), "--out", killed.string(), "--jobs", "2",
+                                   "--profile-cache", cache, "--no-figures"});
+  ASSERT_GT(pid, 0);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   size_t seen = 0;
   while (std::chrono::steady_clock::now() < deadline) {
@@ -227,6 +233,38 @@ TEST_F(RunCli, ResumeAfterAKillLosesAndDuplicatesNothing) {
   EXPECT_NE(resumed.err.find(std::to_string(survived) + " done before"), std::string::npos) << resumed.err;
   EXPECT_EQ(read_text(killed / "runs.jsonl"), read_text(whole / "runs.jsonl"));
   EXPECT_EQ(read_text(killed / "summary.csv"), read_text(whole / "summary.csv"));
+}
+
+// Two writers of one directory: the second is refused while the first runs, naming it, and the
+// first's results are whole (before the lock: duplicated runs and a "complete" manifest).
+TEST_F(RunCli, ASecondRunIntoTheSameDirectoryIsRefused) {
+  auto config = synthetic_config("busy");
+  config["workload"] = {{"kind", "poisson"}, {"rate_per_s", {0.5, 1.0}}, {"requests", 400}};
+  config["contexts"][0]["chunks"] = 8;
+  config["traces"][0]["inputs"] = {"constant:gbps=3"};
+  const auto path = write_config(config);
+  const fs::path out = dir_ / "busy";
+  const std::string cache = (dir_ / "cache").string();
+  const pid_t first = spawn_quietly({KVSTREAM_CLI, "run", path.string(), "--out", out.string(), "--profile-cache",
+                                     cache, "--no-figures"});
+  ASSERT_GT(first, 0);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline && experiments::read_run_log(out / "runs.jsonl").empty())
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  const auto second = run("run " + path.string() + " --out " + out.string() + " --overwrite --profile-cache " + cache +
+                          " --no-figures");
+  int status = 0;
+  ::waitpid(first, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_EQ(second.rc, 1);
+  EXPECT_NE(second.err.find(out.string() + " is being written by kvstream run (pid " + std::to_string(first)),
+            std::string::npos)
+      << second.err;
+  const auto runs = experiments::read_run_log(out / "runs.jsonl");
+  EXPECT_EQ(runs.size(), 3u * 2 * 5 * 2 * 2);
+  std::set<std::string> ids;
+  for (const auto& line : runs) ids.insert(line.at("id").get<std::string>());
+  EXPECT_EQ(ids.size(), runs.size());  // no run twice
 }
 
 TEST_F(RunCli, ShardsMergeIntoTheSingleRun) {
