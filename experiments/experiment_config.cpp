@@ -5,6 +5,7 @@
 #include "codec/codec.h"
 #include "common/json_reader.h"
 #include "models/architecture_table.h"
+#include "sim/context_profile.h"
 #include "sim/policy.h"
 #include "sim/workload.h"
 #include "traces/trace_readers.h"
@@ -74,7 +75,8 @@ void parse_context_set(const JsonNode& node, std::vector<ContextSetConfig>& out)
     set.source = ContextSource::kFiles;
     set.files = strings(node.at("files"));
     if (set.files.empty()) node.at("files").fail("expected at least one profile file");
-    if (node.has("fp16_bytes_per_token")) set.fp16_bytes_per_token = node.at("fp16_bytes_per_token").number_at_least(1);
+    if (node.has("fp16_bytes_per_token"))
+      set.fp16_bytes_per_token = node.at("fp16_bytes_per_token").number_in(1, sim::kMaxFp16BytesPerToken);
     out.push_back(set);
     return;
   }
@@ -188,7 +190,8 @@ std::optional<KvScaleConfig> parse_kv_scale(const JsonNode& node) {
     }
   }
   node.only_keys({"name", "fp16_bytes_per_token"});
-  return KvScaleConfig{node.at("name").name(), node.at("fp16_bytes_per_token").number_at_least(1)};
+  return KvScaleConfig{node.at("name").name(),
+                       node.at("fp16_bytes_per_token").number_in(1, sim::kMaxFp16BytesPerToken)};
 }
 
 std::optional<DecodeConfig> parse_decode(const JsonNode& node) {

@@ -36,7 +36,8 @@ ContextProfile context_profile_from_json(const nlohmann::json& json, const std::
   profile.name = root.has("name") ? root.at("name").string() : "";
   profile.model = root.has("model") ? root.at("model").string() : "";
   profile.chunk_tokens = root.at("chunk_tokens").integer_at_least(1);
-  if (root.has("fp16_bytes_per_token")) profile.fp16_bytes_per_token = root.at("fp16_bytes_per_token").number_at_least(1);
+  if (root.has("fp16_bytes_per_token"))
+    profile.fp16_bytes_per_token = root.at("fp16_bytes_per_token").number_in(1, kMaxFp16BytesPerToken);
 
   const JsonNode levels = root.at("levels");
   if (levels.size() == 0) levels.fail("expected at least one level");

@@ -54,6 +54,10 @@ struct ContextProfile {
   int level_index(const std::string& name) const;
 };
 
+// fp16 KV bytes per token above this are refused where they are read (profiles, configs): Llama-2-70B
+// has 327,680; 1e308 used to overflow the reports to infinity, written as null.
+inline constexpr double kMaxFp16BytesPerToken = 1e9;
+
 inline constexpr const char* kContextProfileFormat = "kvstream-context-profile";
 inline constexpr int64_t kContextProfileVersion = 1;
 

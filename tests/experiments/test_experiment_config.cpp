@@ -87,6 +87,8 @@ TEST(ExperimentConfig, ErrorsNameTheJsonPath) {
       {[](auto& j) { j["repetitions"] = 1000000000; }, "c.json: $.repetitions: expected at most 100000 repetitions, got 1000000000"},
       {[](auto& j) { j["workload"] = {{"kind", "poisson"}, {"rate_per_s", 1}, {"requests", 100000000}}; },
        "c.json: $.workload.requests: expected at most 1000000 requests, got 100000000"},
+      {[](auto& j) { j["kv_scale"] = {{"name", "huge"}, {"fp16_bytes_per_token", 1e308}}; },
+       "c.json: $.kv_scale.fp16_bytes_per_token: expected a number in [1, 1e+09], got 1e+308"},
       {[](auto& j) { j["name"] = ".."; }, "c.json: $.name: expected a name that does not start with '.', got \"..\""},
       {[](auto& j) { j["sim"] = {{"pipelining", "yes"}}; }, "c.json: $.sim.pipelining: expected true or false"},
       {[](auto& j) { j["traces"].push_back(j["traces"][0]); }, "c.json: $.traces: two trace sets are named \"c\""},
