@@ -5,10 +5,10 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstring>
-#include <ctime>
 #include <stdexcept>
+
+#include "common/utc_time.h"
 
 namespace kvstream::common {
 
@@ -21,15 +21,6 @@ std::string who_holds(int fd) {
   std::string holder(text, size_t(n));
   while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
   return holder;
-}
-
-std::string now_utc() {
-  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm utc{};
-  ::gmtime_r(&now, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
 }
 
 }  // namespace
@@ -53,7 +44,7 @@ DirectoryLock::DirectoryLock(const std::filesystem::path& dir, const std::string
   }
   char host[256] = "unknown host";
   ::gethostname(host, sizeof host - 1);
-  const std::string text = holder + " (pid " + std::to_string(::getpid()) + " on " + host + ", since " + now_utc() + ")\n";
+  const std::string text = holder + " (pid " + std::to_string(::getpid()) + " on " + host + ", since " + utc_now() + ")\n";
   if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, text.data(), text.size(), 0) != ssize_t(text.size())) {
     // The lock holds without its description; the next writer's message only says less.
   }

@@ -4,10 +4,11 @@
 
 #include <boost/version.hpp>
 #include <cstdio>
-#include <ctime>
 #include <fstream>
 #include <thread>
 #include <zstd.h>
+
+#include "common/utc_time.h"
 
 namespace kvstream::experiments {
 
@@ -26,14 +27,7 @@ std::string command_output(const std::string& command) {
 
 }  // namespace
 
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  return text;
-}
-
-std::string utc_date() { return utc_now().substr(0, 10); }
+std::string utc_date() { return common::utc_now().substr(0, 10); }
 
 nlohmann::json build_and_host_info() {
   char host[256] = "";

@@ -11,7 +11,6 @@ namespace kvstream::experiments {
 // "cpu", "cores"}; the revision ends in "-dirty" when tracked files differ from it.
 nlohmann::json build_and_host_info();
 
-std::string utc_now();   // 2026-12-03T10:00:00Z
-std::string utc_date();  // 2026-12-03
+std::string utc_date();  // 2026-12-03 (common::utc_now's date)
 
 }  // namespace kvstream::experiments

@@ -13,6 +13,7 @@
 #include "common/directory_lock.h"
 #include "common/error_text.h"
 #include "common/json_reader.h"
+#include "common/utc_time.h"
 #include "experiments/build_info.h"
 #include "experiments/context_sets.h"
 #include "experiments/progress.h"
@@ -432,7 +433,7 @@ RunnerReport run_experiment(const ExperimentConfig& config, const std::string& c
   manifest["sessions"] = fs::exists(result.file("manifest.json"), ec) && options.resume
                              ? common::read_json_file(result.file("manifest.json").string()).value("sessions", nlohmann::json::array())
                              : nlohmann::json::array();
-  manifest["sessions"].push_back({{"started_at", utc_now()}, {"jobs", options.jobs}, {"resumed_runs", report.resumed_runs},
+  manifest["sessions"].push_back({{"started_at", common::utc_now()}, {"jobs", options.jobs}, {"resumed_runs", report.resumed_runs},
                                   {"host", manifest["build"]["host"]}});
   manifest["state"] = "running";  // until the last run: an interrupted session leaves it so
   result.write_json("manifest.json", manifest);
@@ -452,7 +453,7 @@ RunnerReport run_experiment(const ExperimentConfig& config, const std::string& c
 
   // 4. The tables, manifest and figures.
   auto& session = manifest["sessions"].back();
-  session["finished_at"] = utc_now();
+  session["finished_at"] = common::utc_now();
   session["new_runs"] = report.new_runs;
   session["wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   manifest["state"] = "complete";
