@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <iterator>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -44,13 +42,11 @@ Ladder Ladder::from_name_or_path(const std::string& name_or_path) {
 }
 
 Ladder Ladder::load(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw std::invalid_argument("cannot open ladder file " + path.string());
   const std::string where = path.string();
   nlohmann::json j;
   try {
-    j = common::parse_json(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()), where);
-  } catch (const common::JsonError& e) {
+    j = common::read_json_file(where);
+  } catch (const common::JsonError& e) {  // "<path>: cannot open file", or what is wrong with its JSON
     throw std::invalid_argument(e.what());
   }
   auto fail = [&](const std::string& json_path, const std::string& what) -> void {

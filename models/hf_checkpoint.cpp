@@ -1,8 +1,6 @@
 #include "models/hf_checkpoint.h"
 
 #include <algorithm>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -22,18 +20,11 @@ std::runtime_error file_error(const fs::path& file, const std::string& what) {
   return std::runtime_error(file.string() + ": " + what);
 }
 
-json read_json(const fs::path& file) {
-  std::ifstream in(file);
-  if (!in) throw file_error(file, "cannot open");
-  return common::parse_json(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()),
-                            file.string());
-}
-
 // config.json with typed look-ups that name the file and key when one is missing or mistyped.
 // A key whose value is null counts as absent; a fallback makes a key optional.
 class Config {
  public:
-  explicit Config(fs::path file) : file_(std::move(file)), json_(read_json(file_)) {
+  explicit Config(fs::path file) : file_(std::move(file)), json_(common::read_json_file(file_.string())) {
     if (!json_.is_object()) throw file_error(file_, "not a JSON object");
   }
 
@@ -95,7 +86,7 @@ class Tensors {
     const fs::path index = dir / "model.safetensors.index.json", single = dir / "model.safetensors";
     std::set<fs::path> shards;
     if (fs::exists(index)) {
-      const json j = read_json(index);
+      const json j = common::read_json_file(index.string());
       if (!j.is_object() || !j.contains("weight_map") || !j.at("weight_map").is_object())
         throw file_error(index, "key \"weight_map\" is missing or not an object");
       for (const auto& [name, shard] : j.at("weight_map").items()) {
