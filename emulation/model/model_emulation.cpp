@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "codec/byte_io.h"
 #include "common/data_resolver.h"
 #include "emulation/model/model_job_runner.h"
 #include "models/model_catalog.h"
@@ -16,9 +17,8 @@ namespace {
 // A chunk's text on the wire: its token ids as uint32 little-endian (the profile's text_bytes).
 std::vector<uint8_t> token_bytes(const std::vector<int32_t>& ids, int64_t t0, int64_t t1) {
   std::vector<uint8_t> bytes;
-  bytes.reserve(size_t(4 * (t1 - t0)));
-  for (int64_t t = t0; t < t1; ++t)
-    for (int shift = 0; shift < 32; shift += 8) bytes.push_back(uint8_t(uint32_t(ids[size_t(t)]) >> shift));
+  codec::ByteWriter out(bytes);
+  for (int64_t t = t0; t < t1; ++t) out.put<uint32_t>(uint32_t(ids[size_t(t)]));
   return bytes;
 }
 

@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "codec/byte_io.h"
 #include "eval/kv_bridge.h"
 
 namespace kvstream::emulation {
@@ -127,9 +128,7 @@ void ModelJobRunner::recompute(const sim::GpuJob& job) {
     throw std::runtime_error(where(job) + ": received " + std::to_string(bytes.size()) + " bytes of text, expected " +
                              std::to_string(4 * (t1 - t0)) + " (uint32 token ids)");
   std::vector<int32_t> ids(size_t(t1 - t0));
-  for (size_t i = 0; i < ids.size(); ++i)
-    ids[i] = int32_t(uint32_t(bytes[4 * i]) | uint32_t(bytes[4 * i + 1]) << 8 | uint32_t(bytes[4 * i + 2]) << 16 |
-                     uint32_t(bytes[4 * i + 3]) << 24);
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = int32_t(codec::load_u32(bytes.data() + 4 * i));
   const models::KvState prefix = prefix_state(job.request, job.chunk);
   models::KvState kv;  // prefix + this chunk
   context_.model->forward(ids, prefix, &kv, /*last_logits_only=*/true);
