@@ -219,7 +219,6 @@ int run(const Options& o) {
     rows.push_back({{"link_model", r.link_model}, {"group", r.group}, {"value", r.value}, {"ttft", stats(r.ttft)},
                     {"chunk", stats(r.chunk)}});
   }
-  fs::create_directories(out);
   common::write_file_atomically(out / "config.json", [&](std::ostream& s) { s << config.source.dump(2) << "\n"; });
   write_text(out / "fidelity.jsonl", lines);
   std::ostringstream csv;
