@@ -181,6 +181,16 @@ TEST_F(RunCli, BadInputsFailWithThePathAndWriteNothing) {
   EXPECT_NE(usage.err.find("--shard expects i/N"), std::string::npos) << usage.err;
 }
 
+// A config whose run takes seconds (120 runs of 400 Poisson requests each): long enough to be
+// killed, or written by a second run, while it runs.
+nlohmann::json slow_config(const std::string& name) {
+  auto config = synthetic_config(name);
+  config["workload"] = {{"kind", "poisson"}, {"rate_per_s", {0.5, 1.0}}, {"requests", 400}};
+  config["contexts"][0]["chunks"] = 8;
+  config["traces"][0]["inputs"] = {"constant:gbps=3"};
+  return config;
+}
+
 // Starts `argv` with its output discarded; returns its pid (-1 when it could not start).
 pid_t spawn_quietly(std::vector<std::string> argv) {
   std::vector<char*> cargv;
@@ -199,11 +209,7 @@ pid_t spawn_quietly(std::vector<std::string> argv) {
 // Kills a run mid-way (SIGKILL, as a crash or a batch system would), resumes it, and expects the
 // same set of runs as an uninterrupted run: none lost, none duplicated.
 TEST_F(RunCli, ResumeAfterAKillLosesAndDuplicatesNothing) {
-  auto config = synthetic_config("killed");
-  config["workload"] = {{"kind", "poisson"}, {"rate_per_s", {0.5, 1.0}}, {"requests", 400}};
-  config["contexts"][0]["chunks"] = 8;
-  config["traces"][0]["inputs"] = {"constant:gbps=3"};
-  const auto path = write_config(config);
+  const auto path = write_config(slow_config("killed"));
   const fs::path killed = dir_ / "killed", whole = dir_ / "whole";
   const std::string cache = (dir_ / "cache").string();
   ASSERT_EQ(run("run " + path.string() + " --out " + whole.string() + " --profile-cache " + cache + " --no-figures").rc, 0);
@@ -238,11 +244,7 @@ TEST_F(RunCli, ResumeAfterAKillLosesAndDuplicatesNothing) {
 // Two writers of one directory: the second is refused while the first runs, naming it, and the
 // first's results are whole (before the lock: duplicated runs and a "complete" manifest).
 TEST_F(RunCli, ASecondRunIntoTheSameDirectoryIsRefused) {
-  auto config = synthetic_config("busy");
-  config["workload"] = {{"kind", "poisson"}, {"rate_per_s", {0.5, 1.0}}, {"requests", 400}};
-  config["contexts"][0]["chunks"] = 8;
-  config["traces"][0]["inputs"] = {"constant:gbps=3"};
-  const auto path = write_config(config);
+  const auto path = write_config(slow_config("busy"));
   const fs::path out = dir_ / "busy";
   const std::string cache = (dir_ / "cache").string();
   const pid_t first = spawn_quietly({KVSTREAM_CLI, "run", path.string(), "--out", out.string(), "--profile-cache",
