@@ -158,16 +158,18 @@ int run(const Options& o) {
   }
   const fs::path out = o.out.empty() ? fs::path("results") / config.name : fs::path(o.out);
   std::error_code ec;
-  if (fs::exists(out / "fidelity.jsonl", ec) && !o.overwrite)
-    throw std::runtime_error(out.string() + " already holds fidelity results: choose another --out, or pass --overwrite");
+  const auto refuse_if_written = [&] {
+    if (fs::exists(out / "fidelity.jsonl", ec) && !o.overwrite)
+      throw std::runtime_error(out.string() + " already holds fidelity results: choose another --out, or pass --overwrite");
+  };
+  refuse_if_written();  // before the inputs load, and again under the lock
   std::optional<sim::HardwareProfile> hardware;
   if (!config.hardware.empty())
     hardware = sim::read_hardware_profile(profiling::resolve_hardware_profile(config.hardware));
   const emulation::FidelityRunner runner(config, hardware);
   // One writer at a time, from here (the inputs loaded) to the last file written.
   const common::DirectoryLock lock(out, "kvstream fidelity");
-  if (fs::exists(out / "fidelity.jsonl", ec) && !o.overwrite)
-    throw std::runtime_error(out.string() + " already holds fidelity results: choose another --out, or pass --overwrite");
+  refuse_if_written();
   const auto started = std::chrono::steady_clock::now();
 
   nlohmann::json accuracy;

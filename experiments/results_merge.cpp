@@ -18,8 +18,11 @@ namespace fs = std::filesystem;
 MergeReport merge_results(const std::vector<fs::path>& dirs, const fs::path& out, bool figures, std::ostream& log) {
   if (dirs.empty()) throw std::invalid_argument("merge needs at least one result directory");
   std::error_code ec;
-  if (fs::exists(out / "runs.jsonl", ec) && fs::file_size(out / "runs.jsonl", ec) > 0)
-    throw std::runtime_error(out.string() + " already holds results; merge into a new directory");
+  const auto refuse_if_merged = [&] {
+    if (fs::exists(out / "runs.jsonl", ec) && fs::file_size(out / "runs.jsonl", ec) > 0)
+      throw std::runtime_error(out.string() + " already holds results; merge into a new directory");
+  };
+  refuse_if_merged();
   const nlohmann::json config = common::read_json_file((dirs.front() / "config.json").string());
   const std::string levels = common::read_file_text(dirs.front() / "levels.csv");  // equal in every shard: same profiles_hash
   std::map<std::string, nlohmann::json> runs;       // id -> record
@@ -70,8 +73,7 @@ MergeReport merge_results(const std::vector<fs::path>& dirs, const fs::path& out
   // One writer at a time; taken only now, so that a refused merge writes nothing, and the check
   // above is made again under it.
   const common::DirectoryLock lock(out, "kvstream merge");
-  if (fs::exists(out / "runs.jsonl", ec) && fs::file_size(out / "runs.jsonl", ec) > 0)
-    throw std::runtime_error(out.string() + " already holds results; merge into a new directory");
+  refuse_if_merged();
   const ResultDir result(out);
   result.write_json("config.json", config);
   common::write_file_atomically(result.file("levels.csv"), [&](std::ostream& o) { o << levels; });
