@@ -21,7 +21,8 @@ sim::SimulationInputs inputs(double gbps, const std::string& policy) {
 
 TEST(Emulate, FollowsTheSimulatorOnAFastConstantLink) {
   if (const std::string why = emulation_unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
-  const auto in = inputs(0.2, "fixed:cachegen:2");
+  // 50 Mbit/s keeps the emulator's own CPU (~75 us a packet) to a third of a core.
+  const auto in = inputs(0.05, "fixed:cachegen:2");
   const sim::RequestResult simulated = sim::simulate(in).at(0);
   const EmulationReport emulated = emulate(in);
   ASSERT_EQ(emulated.results.size(), 1u);
@@ -29,7 +30,7 @@ TEST(Emulate, FollowsTheSimulatorOnAFastConstantLink) {
   ASSERT_TRUE(r.completed);
   EXPECT_EQ(r.choices, simulated.choices);
   EXPECT_DOUBLE_EQ(r.bytes, simulated.bytes);
-  // 8 MB at 200 Mbit/s: the fluid model takes 0.32 s; TCP adds 3.5 % of headers and a slow start.
+  // 8 MB at 50 Mbit/s: the fluid model takes 1.28 s; TCP adds 3.5 % of headers and a slow start.
   EXPECT_GT(r.ttft_s, simulated.ttft_s);
   EXPECT_LT(r.ttft_s, simulated.ttft_s * 1.25) << "emulated " << r.ttft_s << " s, simulated " << simulated.ttft_s << " s";
   EXPECT_EQ(emulated.dropped_packets, 0u);
