@@ -105,7 +105,9 @@ class Layout(unittest.TestCase):
         linked, with_torch = linked_modules()
         self.assertTrue(set(linked) <= set(self.uses), f'modules missing from the table: {sorted(set(linked) - set(self.uses))}')
         for module, uses in self.table:
-            if not with_torch:  # a build without LibTorch lacks some targets, hence some arrows
+            # A build without LibTorch lacks some targets, hence some arrows; a module with no target in
+            # this build (fuzz/ without -DKVSTREAM_FUZZ=ON) declares none.
+            if not with_torch or module not in linked:
                 self.assertTrue(linked.get(module, set()) <= set(uses), f'{module}: CMake links vs docs/ARCHITECTURE.md §2')
             else:
                 self.assertEqual(sorted(linked.get(module, set())), sorted(uses), f'{module}: CMake links vs docs/ARCHITECTURE.md §2')

@@ -1,0 +1,202 @@
+// fuzz_seeds REPOSITORY OUT: writes the seed corpus of every fuzz target into OUT/<target>/, from
+// real files only (docs/FUZZING.md "Seeds"): the KV fixture (found by the data resolver, never
+// copied into the repository) encoded by every codec at every level, as bitstreams and .kvs files,
+// an offline CDF table built from it and slices of it as safetensors; the shipped ladders,
+// experiment configs, context profiles and hardware profiles; the heads of real traces of every
+// format; a small GGUF file. Inputs of targets that take a selector byte get the selector that
+// reads them as they are (with checksum repair, which leaves a valid file unchanged).
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "codec/codec.h"
+#include "codec/kvs_file.h"
+#include "codec/offline_cdf.h"
+#include "codec/safetensors.h"
+#include "common/data_resolver.h"
+#include "common/file_text.h"
+#include "fuzz/offline_table.h"
+#include "models/gguf_file.h"
+#include "tests/models/gguf_builder.h"
+
+namespace fs = std::filesystem;
+using namespace kvstream;
+
+namespace {
+
+constexpr const char* kFixture = "kv/stories260K_tinystories_4x512.safetensors";
+constexpr size_t kTraceHeadBytes = 4096;  // a trace's first lines are a valid trace, and fuzz faster
+constexpr int kTracesPerFormat = 3;
+
+struct SeedWriter {
+  fs::path out;
+  int count = 0;
+
+  void write(const std::string& target, const std::string& name, const std::vector<uint8_t>& bytes,
+             std::optional<uint8_t> selector = std::nullopt) {
+    fs::create_directories(out / target);
+    std::ofstream file(out / target / name, std::ios::binary);
+    if (selector) file.put(char(*selector));
+    file.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+    if (!file) throw std::runtime_error("cannot write seed " + (out / target / name).string());
+    ++count;
+  }
+  void write_file(const std::string& target, const fs::path& source, std::optional<uint8_t> selector = std::nullopt,
+                  size_t max_bytes = SIZE_MAX) {
+    std::string text = common::read_file_text(source);
+    if (text.size() > max_bytes) text.resize(text.rfind('\n', max_bytes) + 1);  // whole lines only
+    write(target, source.filename().string(), std::vector<uint8_t>(text.begin(), text.end()), selector);
+  }
+};
+
+std::vector<uint8_t> read_bytes(const fs::path& path) {
+  const std::string text = common::read_file_text(path);
+  return {text.begin(), text.end()};
+}
+
+// Every codec at every level on two chunks of the fixture's first context: each bitstream alone,
+// and both as one .kvs file (the selector of fuzz_bitstream.cpp: codec index, bit 1 of the rest
+// for .kvs). CacheGen also with the offline table fuzz_bitstream decodes with.
+void bitstream_seeds(SeedWriter& seeds, const codec::KvCache& kv) {
+  const auto& registry = codec::codec_registry();
+  const fs::path scratch = seeds.out / "scratch.kvs";
+  const fs::path table = seeds.out / "scratch.kvcdf";
+  fuzz::offline_table()->save(table);
+  const std::vector<std::string> specs = {"fp16", "quant:bits=8", "quant:bits=3", "kivi:bits=2", "zstd", "cachegen",
+                                         "cachegen:entropy=rans", "cachegen:delta=10",
+                                         "cachegen:cdf=offline,table=" + table.string()};
+  for (const std::string& spec : specs) {
+    const auto codec = codec::make_codec(spec);
+    for (int level : codec->levels()) {
+      std::vector<std::vector<uint8_t>> chunks;
+      for (auto [t0, t1] : {std::pair<int64_t, int64_t>{0, 8}, {8, 24}})
+        chunks.push_back(codec->encode(kv.chunk(t0, t1), level, t0));
+      const auto id = codec::parse_bitstream(chunks[0]).header.codec;
+      const auto entry = std::find_if(registry.begin(), registry.end(), [&](const auto& e) { return e.id == id; });
+      const auto index = uint8_t(entry - registry.begin());
+      const std::string name = spec.substr(0, spec.find(",table=")) + "-" + std::to_string(level);
+      seeds.write("bitstream", name + ".bin", chunks[1], index);
+      codec::write_kvs(scratch, chunks);
+      seeds.write("bitstream", name + ".kvs", read_bytes(scratch), uint8_t(index + registry.size()));
+    }
+  }
+  fs::remove(scratch);
+  fs::remove(table);
+}
+
+void offline_cdf_seeds(SeedWriter& seeds, const codec::KvCache& kv) {
+  const auto ladder = codec::Ladder::from_name_or_path("generic");
+  for (int group : {0, 10}) {
+    const auto table = codec::OfflineCdfTable::build({kv.chunk(0, 64)}, ladder, codec::TokenMode{group});
+    seeds.write("offline_cdf", "generic-delta" + std::to_string(group) + ".kvcdf", table.serialize(), 0);
+  }
+}
+
+void safetensors_seeds(SeedWriter& seeds, const codec::KvFile& fixture) {
+  const fs::path scratch = seeds.out / "scratch.safetensors";
+  const codec::KvCache slice = codec::KvCache::from_view(fixture.contexts[0].chunk(0, 4));
+  for (auto dtype : {codec::SourceDtype::kFp16, codec::SourceDtype::kBf16, codec::SourceDtype::kFp32}) {
+    codec::save_kv(scratch, slice, dtype, {}, {1, 2, 3, 4});
+    seeds.write("safetensors", std::string("kv-") + codec::dtype_name(dtype) + ".safetensors", read_bytes(scratch));
+  }
+  codec::KvFile two;
+  two.contexts = {slice, codec::KvCache::from_view(fixture.contexts[1].chunk(0, 4))};
+  two.tokens = {{1, 2, 3, 4}, {5, 6, 7, 8}};
+  codec::save_kv(scratch, two);
+  seeds.write("safetensors", "kv-2-contexts.safetensors", read_bytes(scratch));
+  fs::remove(scratch);
+}
+
+// A small GGUF v3 file with metadata of every kind the loaders read and one tensor of each type
+// read_tensor_f32 dequantizes (the real SmolLM2 file is 93 MB: too large to mutate usefully).
+void gguf_seeds(SeedWriter& seeds) {
+  using models::GgmlType;
+  using models::GgufType;
+  struct TensorSeed {
+    const char* name;
+    GgmlType type;
+    uint64_t bytes;  // for 32 elements
+  };
+  const std::vector<TensorSeed> tensors = {{"f32", GgmlType::kF32, 128},  {"f16", GgmlType::kF16, 64},
+                                           {"bf16", GgmlType::kBF16, 64}, {"q8_0", GgmlType::kQ8_0, 34},
+                                           {"q4_0", GgmlType::kQ4_0, 18}, {"q4_1", GgmlType::kQ4_1, 20}};
+  test_support::GgufBuilder b;
+  b.header(3, tensors.size(), 6);
+  b.kv_string("general.architecture", "llama");
+  b.kv("llama.block_count", GgufType::kU32, uint32_t(2));
+  b.kv("llama.rope.freq_base", GgufType::kF32, 10000.0f);
+  b.kv("general.alignment", GgufType::kU32, uint32_t(32));
+  b.kv_strings("tokenizer.ggml.tokens", {"<s>", "</s>", "a", "b"});
+  b.kv_array("tokenizer.ggml.scores", GgufType::kF32, std::vector<float>{0, 0, -1, -2});
+  uint64_t offset = 0;
+  for (const auto& t : tensors) {
+    b.str(t.name);
+    b.put<uint32_t>(2);
+    b.put<uint64_t>(16);
+    b.put<uint64_t>(2);
+    b.put(static_cast<uint32_t>(t.type));
+    b.put<uint64_t>(offset);
+    offset += (t.bytes + 31) / 32 * 32;
+  }
+  b.pad(32);
+  b.bytes.append(offset, '\x11');
+  seeds.write("gguf", "small-v3.gguf", std::vector<uint8_t>(b.bytes.begin(), b.bytes.end()));
+}
+
+// The heads of the first real traces of every format, with the selector that sniffs the format.
+void trace_seeds(SeedWriter& seeds) {
+  for (const char* folder : {"traces/mahimahi", "traces/pensieve_fcc", "traces/pensieve_norway3g",
+                             "traces/lumos5g_5g", "traces/cachegen"}) {
+    std::vector<fs::path> files;
+    for (const auto& entry : fs::recursive_directory_iterator(common::resolve_data_dir(folder)))
+      if (entry.is_regular_file()) files.push_back(entry.path());
+    std::sort(files.begin(), files.end());
+    files.resize(std::min<size_t>(files.size(), kTracesPerFormat));
+    for (const auto& file : files) seeds.write_file("traces", file, 0, kTraceHeadBytes);
+  }
+}
+
+// The repository's own files of a JSON format, as they are.
+void repository_seeds(SeedWriter& seeds, const fs::path& repo) {
+  const std::vector<std::pair<std::string, fs::path>> folders = {
+      {"ladder", "codec/ladders"},
+      {"experiment_config", "experiments/configs"},
+      {"context_profile", "experiments/configs/profiles"},
+      {"hardware_profile", "profiling/hardware"}};
+  for (const auto& [target, folder] : folders)
+    for (const auto& entry : fs::recursive_directory_iterator(repo / folder))
+      if (entry.is_regular_file() && entry.path().extension() == ".json" &&
+          (target != "experiment_config" || entry.path().parent_path() == repo / folder))
+        seeds.write_file(target, entry.path());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: fuzz_seeds REPOSITORY OUT\n");
+    return 2;
+  }
+  try {
+    SeedWriter seeds{argv[2]};
+    fs::create_directories(seeds.out);
+    const codec::KvFile fixture = codec::load_kv(common::resolve_data(kFixture));
+    bitstream_seeds(seeds, fixture.contexts[0]);
+    offline_cdf_seeds(seeds, fixture.contexts[0]);
+    safetensors_seeds(seeds, fixture);
+    gguf_seeds(seeds);
+    trace_seeds(seeds);
+    repository_seeds(seeds, argv[1]);
+    std::printf("fuzz_seeds: %d seeds in %s\n", seeds.count, argv[2]);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fuzz_seeds: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
