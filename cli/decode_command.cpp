@@ -14,6 +14,7 @@ struct Options {
   std::string in_path, out_path;
   std::optional<codec::SourceDtype> dtype;  // empty: as encoded
   std::vector<std::string> tables;          // offline CDF tables the bitstreams reference
+  bool strict = true;                       // check the decoded values (codec/decoded_values.h)
 };
 
 std::optional<Options> parse(const std::vector<std::string>& args) {
@@ -24,7 +25,9 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
     ("in", po::value(&o.in_path)->required(), "input .kvs file (also the first positional argument)")
     ("out", po::value(&o.out_path)->required(), "output safetensors file (written atomically)")
     ("dtype", po::value(&dtype)->default_value("source"), "output dtype: source (as encoded), f16, bf16 or f32")
-    ("cdf-table", po::value(&o.tables)->composing(), "offline CDF table(s) the bitstreams reference (.kvcdf)");
+    ("cdf-table", po::value(&o.tables)->composing(), "offline CDF table(s) the bitstreams reference (.kvcdf)")
+    ("no-strict", "skip the check that every decoded value is finite and fits the source dtype (to look at a\n"
+                  "corrupt chunk's values; the container, CRC and payload checks still apply)");
   po::positional_options_description positional;
   positional.add("in", 1);
   po::variables_map vm;
@@ -32,9 +35,12 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
                      "usage: kvstream decode IN.kvs --out OUT.safetensors [--cdf-table T.kvcdf]\n\n"
                      "Decodes every chunk of a .kvs file (codec/FORMAT.md). A file that is cut, or whose chunks are\n"
                      "not the ones its header records (one missing, duplicated or out of order), or a corrupt\n"
-                     "chunk, is an error naming the file and where; nothing is written then.",
+                     "chunk, is an error naming the file and where; nothing is written then. Decoding is strict:\n"
+                     "a chunk whose CRC matches but which decodes to a NaN, an infinity or a value beyond the\n"
+                     "source dtype (no encoder writes one) is an error too (codec/FORMAT.md §1).",
                      options, vm, &positional))
     return std::nullopt;
+  o.strict = vm.count("no-strict") == 0;
   if (dtype == "f16") o.dtype = codec::SourceDtype::kFp16;
   else if (dtype == "bf16") o.dtype = codec::SourceDtype::kBf16;
   else if (dtype == "f32") o.dtype = codec::SourceDtype::kFp32;
@@ -44,6 +50,7 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
 
 int run(const Options& o) {
   codec::DecodeContext context;
+  context.strict = o.strict;
   for (const auto& t : o.tables)
     context.cdf_tables.push_back(std::make_shared<codec::OfflineCdfTable>(codec::OfflineCdfTable::load(input_path(t))));
   const auto decoded = codec::decode_kvs(input_path(o.in_path), context);

@@ -19,6 +19,7 @@ const char* to_string(BitstreamErrorKind kind) {
     case BitstreamErrorKind::kCorruptPayload: return "corrupt payload";
     case BitstreamErrorKind::kUnknownCodec: return "unknown codec";
     case BitstreamErrorKind::kMissingCdfTable: return "missing offline CDF table";
+    case BitstreamErrorKind::kImplausibleValue: return "implausible value";
   }
   return "bitstream error";
 }

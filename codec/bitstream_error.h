@@ -17,6 +17,7 @@ enum class BitstreamErrorKind {
   kCorruptPayload,      // payload contents violate an invariant (e.g. a symbol outside the alphabet)
   kUnknownCodec,        // codec id not known to this build
   kMissingCdfTable,     // an offline CDF table the bitstream references was not provided
+  kImplausibleValue,    // CRC-valid, but it decodes to a value no encoder writes (codec/decoded_values.h)
 };
 
 const char* to_string(BitstreamErrorKind kind);

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "codec/bitstream_error.h"
+#include "codec/decoded_values.h"
 
 namespace kvstream::codec {
 
@@ -35,6 +36,7 @@ DecodedChunk decode_bitstream(std::span<const uint8_t> bytes, const DecodeContex
   for (const auto& entry : codec_registry())
     if (entry.id == parsed.header.codec) {
       DecodedChunk out{parsed.header, entry.decode(parsed, context)};
+      if (context.strict) check_decoded_values(out.kv, parsed.header.source_dtype);
       return out;
     }
   throw BitstreamError(BitstreamErrorKind::kUnknownCodec, "header",

@@ -24,6 +24,9 @@ class OfflineCdfTable;
 // What a decoder may need beyond the bitstream itself.
 struct DecodeContext {
   std::vector<std::shared_ptr<const OfflineCdfTable>> cdf_tables;
+  // Strict decoding (the default): the decoded values are checked (codec/decoded_values.h). Off
+  // only to look at a corrupt chunk's values (`kvstream decode --no-strict`).
+  bool strict = true;
 };
 
 struct DecodedChunk {

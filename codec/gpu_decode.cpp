@@ -7,6 +7,7 @@
 #include "codec/bitstream_error.h"
 #include "codec/cachegen_payload.h"
 #include "codec/cachegen_quantizer.h"
+#include "codec/decoded_values.h"
 #include "codec/cuda/gpu_decode_kernels.h"
 
 namespace kvstream::codec {
@@ -43,8 +44,9 @@ GpuDecoded gpu_decode_cachegen(std::span<const uint8_t> bitstream, const DecodeC
   if (result.corrupt)
     throw BitstreamError(BitstreamErrorKind::kCorruptPayload, "DATA", "a rANS group does not decode to its end state");
   check_symbols(payload, result.symbols);
-  return {KvCache(payload.shape, std::move(result.values)), result.entropy_ms, result.dequantize_ms, result.copy_ms,
-          result.device};
+  KvCache kv(payload.shape, std::move(result.values));
+  if (context.strict) check_decoded_values(kv, parsed.header.source_dtype);
+  return {std::move(kv), result.entropy_ms, result.dequantize_ms, result.copy_ms, result.device};
 }
 
 }  // namespace kvstream::codec

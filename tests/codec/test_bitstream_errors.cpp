@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -358,6 +359,39 @@ TEST(BitstreamErrors, CacheGenPayload) {
   auto scal = section_copy(bytes, "SCAL");
   scal.pop_back();
   expect_error(rewrite(bytes, "SCAL", scal), K::kBadSection, "SCAL");
+}
+
+// Strict decoding (codec/decoded_values.h): CRC-valid bitstreams whose values no encoder writes.
+TEST(BitstreamErrors, StrictDecodingRefusesValuesNoEncoderWrites) {
+  const auto all = [](const std::vector<uint8_t>& section, uint16_t half) {
+    std::vector<uint8_t> out(section.size());
+    for (size_t i = 0; i + 1 < out.size(); i += 2) write_le(out, i, half, 2);
+    return out;
+  };
+  // Raw fp16 payload: an infinity or a NaN is refused by the fp16 decoder itself.
+  for (const uint16_t bad : {uint16_t(0x7C00), uint16_t(0xFE00)}) {
+    auto payload = section_copy(fp16_bytes(), "FP16");
+    write_le(payload, 2 * 123, bad, 2);
+    expect_error(rewrite(fp16_bytes(), "FP16", payload), K::kCorruptPayload, "FP16");
+  }
+  // Every per-token scale of a cachegen:delta chunk at fp16's largest value: decodes beyond fp16.
+  const auto delta = make_codec("cachegen:delta=10")->encode(context0().chunk(0, 64), 2, 0);
+  const auto huge_scales = rewrite(delta, "SCAL", all(section_copy(delta, "SCAL"), 0x7BFF));
+  expect_error(huge_scales, K::kImplausibleValue, "DATA");
+  // --no-strict decodes it, to look at.
+  const DecodedChunk loose = decode_bitstream(huge_scales, DecodeContext{{}, false});
+  EXPECT_TRUE(std::any_of(loose.kv.values().begin(), loose.kv.values().end(),
+                          [](float v) { return !(std::fabs(v) < 65520.0f); }));
+  // KIVI: every K group's minimum and scale at fp16's largest value.
+  const auto kivi = make_codec("kivi:bits=2")->encode(context0().chunk(0, 64), 1, 0);
+  const auto huge_min = rewrite(kivi, "KMIN", all(section_copy(kivi, "KMIN"), 0x7BFF));
+  expect_error(rewrite(huge_min, "KSCL", all(section_copy(huge_min, "KSCL"), 0x7BFF)), K::kImplausibleValue, "DATA");
+  // The message names where.
+  try {
+    decode_bitstream(huge_scales);
+  } catch (const BitstreamError& e) {
+    EXPECT_NE(std::string(e.what()).find("at layer 0 K, token"), std::string::npos) << e.what();
+  }
 }
 
 TEST(BitstreamErrors, OfflineTables) {
