@@ -1,4 +1,5 @@
 // kvstream: streaming compressed LLM KV caches over measured networks. `kvstream --help` lists commands.
+#include <csignal>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -7,6 +8,9 @@
 
 int main(int argc, char** argv) {
   using namespace kvstream::cli;
+  // Beyond a file size limit (ulimit -f) a write then fails with "File too large", which the
+  // writers report and clean up after, instead of the signal killing the process mid-write.
+  std::signal(SIGXFSZ, SIG_IGN);
   const std::vector<Command> commands = {
       {"encode", "encode a KV dump (safetensors) into a .kvs file of chunk bitstreams", encode_main},
       {"decode", "decode a .kvs file back to a KV dump (safetensors)", decode_main},

@@ -65,6 +65,7 @@ std::filesystem::path resolve_data_dir(const std::string& relative) {
 std::filesystem::path resolve_input(const std::string& arg) {
   std::error_code ec;
   if (std::filesystem::is_regular_file(arg, ec)) return arg;
+  if (std::filesystem::is_directory(arg, ec)) throw DataNotFound("input file '" + arg + "' is a directory, not a file");
   try {
     return resolve_data(arg);
   } catch (const DataNotFound&) {

@@ -1,6 +1,7 @@
 #include "experiments/run_log.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -55,10 +56,22 @@ RunLog::~RunLog() {
 void RunLog::append(const nlohmann::json& line) {
   const std::string text = line.dump() + "\n";
   std::lock_guard<std::mutex> lock(mutex_);
-  const ssize_t written = ::write(fd_, text.data(), text.size());
-  if (written != static_cast<ssize_t>(text.size()))
-    throw std::runtime_error(path_.string() + ": write failed: " +
-                             (written < 0 ? std::strerror(errno) : std::string("short write (disk full?)")));
+  errno = 0;
+  struct stat before {};
+  if (::fstat(fd_, &before) != 0) throw std::runtime_error(path_.string() + ": cannot stat: " + std::strerror(errno));
+  // write() may take part of the line; the next call then says why it takes no more.
+  size_t written = 0;
+  while (written < text.size()) {
+    const ssize_t n = ::write(fd_, text.data() + written, text.size() - written);
+    if (n <= 0) break;
+    written += static_cast<size_t>(n);
+  }
+  if (written == text.size()) return;
+  // A full disk or a file size limit: cut the partial line off, so the log holds whole runs only.
+  const std::string why = errno != 0 ? std::strerror(errno) : "no space left";
+  const bool cut = ::ftruncate(fd_, before.st_size) == 0;
+  throw std::runtime_error(path_.string() + ": cannot append run " + line.value("run", nlohmann::json()).dump() +
+                           ": " + why + (cut ? "" : " (and a partial line is left; --resume drops it)"));
 }
 
 void write_run_log_sorted(const std::filesystem::path& path, std::vector<nlohmann::json> lines) {

@@ -232,6 +232,21 @@ TEST_F(Cli, CorruptKvsFailsWithChecksumAndWritesNothing) {
   EXPECT_EQ(files(), before);  // neither Y.safetensors nor a temporary file
 }
 
+TEST_F(Cli, AFullDiskIsAClearErrorAndWritesNothing) {
+  // A file size limit (ulimit -f, in KiB) below the decoded KV's size stands in for a full disk.
+  ok(std::string("encode --kv ") + kKvFixture + " --codec quant:bits=8 --out X.kvs");
+  const auto before = files();
+  const Result r = test_support::run_kvstream(dir_, "decode X.kvs --out Y.safetensors", "ulimit -f 16 &&");
+  test_support::expect_failure(r, 1, "File too large");
+  EXPECT_NE(r.err.find("Y.safetensors"), std::string::npos) << r.err;
+  EXPECT_EQ(files(), before);  // neither Y.safetensors nor Y.safetensors.tmp
+}
+
+TEST_F(Cli, ADirectoryGivenAsAFileIsNamedAsOne) {
+  fs::create_directories(dir_ / "adir");
+  test_support::expect_failure(run("decode adir --out Y.safetensors"), 1, "'adir' is a directory, not a file");
+}
+
 TEST_F(Cli, MissingInputsAreNamed) {
   for (const auto& [args, name] : std::vector<std::pair<std::string, std::string>>{
            {"decode nothere.kvs --out Y.safetensors", "nothere.kvs"},

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <random>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -206,39 +207,70 @@ pid_t spawn_quietly(std::vector<std::string> argv) {
   return error == 0 ? pid : -1;
 }
 
-// Kills a run mid-way (SIGKILL, as a crash or a batch system would), resumes it, and expects the
-// same set of runs as an uninterrupted run: none lost, none duplicated.
-TEST_F(RunCli, ResumeAfterAKillLosesAndDuplicatesNothing) {
+// Kills a run at random points (SIGKILL, as a crash or a batch system would: while it loads, in
+// its runs, while it finishes), resuming after each kill, and expects the same runs.jsonl and
+// summary.csv as an uninterrupted run: no run lost, none duplicated.
+TEST_F(RunCli, ResumeAfterKillsAtRandomPointsLosesAndDuplicatesNothing) {
   const auto path = write_config(slow_config("killed"));
   const fs::path killed = dir_ / "killed", whole = dir_ / "whole";
   const std::string cache = (dir_ / "cache").string();
+  const auto started = std::chrono::steady_clock::now();
   ASSERT_EQ(run("run " + path.string() + " --out " + whole.string() + " --profile-cache " + cache + " --no-figures").rc, 0);
+  const auto whole_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
   const size_t total = experiments::read_run_log(whole / "runs.jsonl").size();
   ASSERT_EQ(total, 3u * 2 * 5 * 2 * 2);
 
-  const pid_t pid = spawn_quietly({KVSTREAM_CLI, "run", path.string(), "--out", killed.string(), "--jobs", "2",
-                                   "--profile-cache", cache, "--no-figures"});
-  ASSERT_GT(pid, 0);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  size_t seen = 0;
-  while (std::chrono::steady_clock::now() < deadline) {
-    seen = experiments::read_run_log(killed / "runs.jsonl").size();
-    if (seen >= 3) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  std::mt19937 random(20261203);  // the kill points: uniform over the time a whole run takes
+  std::uniform_int_distribution<int64_t> delay_ms(0, whole_ms.count());
+  int kills = 0;
+  std::vector<size_t> survivors;
+  for (int attempt = 0; attempt < 6; ++attempt) {
+    const pid_t pid = spawn_quietly({KVSTREAM_CLI, "run", path.string(), "--out", killed.string(), "--jobs", "2",
+                                     "--profile-cache", cache, "--no-figures", "--resume"});
+    ASSERT_GT(pid, 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(random)));
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    if (WIFEXITED(status)) {
+      ASSERT_EQ(WEXITSTATUS(status), 0) << "a resumed run failed after " << kills << " kill(s)";
+      break;  // it finished before this kill
+    }
+    ++kills;
+    survivors.push_back(fs::exists(killed / "runs.jsonl") ? experiments::read_run_log(killed / "runs.jsonl").size() : 0);
   }
-  ::kill(pid, SIGKILL);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  const size_t survived = experiments::read_run_log(killed / "runs.jsonl").size();
-  ASSERT_GE(survived, 3u);
-  if (WIFEXITED(status)) GTEST_SKIP() << "the run finished before it could be killed (" << survived << " runs)";
-  EXPECT_LT(survived, total);
-
+  EXPECT_GE(kills, 3) << "the run finished too early to be killed often";
   const auto resumed = run("run " + path.string() + " --out " + killed.string() + " --resume --profile-cache " + cache + " --no-figures");
   ASSERT_EQ(resumed.rc, 0) << resumed.err;
-  EXPECT_NE(resumed.err.find(std::to_string(survived) + " done before"), std::string::npos) << resumed.err;
-  EXPECT_EQ(read_text(killed / "runs.jsonl"), read_text(whole / "runs.jsonl"));
-  EXPECT_EQ(read_text(killed / "summary.csv"), read_text(whole / "summary.csv"));
+  std::string seen;
+  for (size_t n : survivors) seen += std::to_string(n) + " ";
+  EXPECT_EQ(read_text(killed / "runs.jsonl"), read_text(whole / "runs.jsonl")) << "runs after each kill: " << seen;
+  EXPECT_EQ(read_text(killed / "summary.csv"), read_text(whole / "summary.csv")) << "runs after each kill: " << seen;
+}
+
+// A full disk, as a file size limit (ulimit -f): the run stops with an error naming the file and
+// the reason, runs.jsonl holds whole lines only, and --resume completes it as if nothing happened.
+TEST_F(RunCli, AFullDiskIsAClearErrorAndNothingIsHalfWritten) {
+  const auto path = write_config(slow_config("full"));
+  const fs::path full = dir_ / "full", whole = dir_ / "whole";
+  const std::string cache = (dir_ / "cache").string();
+  ASSERT_EQ(run("run " + path.string() + " --out " + whole.string() + " --profile-cache " + cache + " --no-figures").rc, 0);
+  const auto half_kib = std::to_string(fs::file_size(whole / "runs.jsonl") / 2048);  // about half the runs fit
+
+  const auto stopped = test_support::run_kvstream(
+      dir_, "run " + path.string() + " --out " + full.string() + " --profile-cache " + cache + " --no-figures",
+      "ulimit -f " + half_kib + " &&");
+  test_support::expect_failure(stopped, 1, "File too large");
+  EXPECT_NE(stopped.err.find("runs.jsonl"), std::string::npos) << stopped.err;
+  const std::string log = read_text(full / "runs.jsonl");
+  ASSERT_FALSE(log.empty());
+  EXPECT_EQ(log.back(), '\n') << "a partial line was left";
+  EXPECT_LT(experiments::read_run_log(full / "runs.jsonl").size(), experiments::read_run_log(whole / "runs.jsonl").size());
+
+  const auto resumed = run("run " + path.string() + " --out " + full.string() + " --resume --profile-cache " + cache + " --no-figures");
+  ASSERT_EQ(resumed.rc, 0) << resumed.err;
+  EXPECT_EQ(read_text(full / "runs.jsonl"), read_text(whole / "runs.jsonl"));
+  EXPECT_EQ(read_text(full / "summary.csv"), read_text(whole / "summary.csv"));
 }
 
 // Two writers of one directory: the second is refused while the first runs, naming it, and the
