@@ -9,11 +9,16 @@ std::runtime_error gguf_error(const GgufFile& file, const std::string& what) {
   return std::runtime_error(file.path().string() + ": " + what);
 }
 
-int64_t required(const GgufFile& file, const std::string& key) {
+// A metadata integer in [1, maximum]; the maxima are far beyond any real model and keep every
+// size derived from them (positions, weights) within int and within memory.
+int required(const GgufFile& file, const std::string& key, int64_t maximum) {
   const auto value = file.get_integer(key);
   if (!value) throw gguf_error(file, "missing metadata " + key);
-  return *value;
+  if (*value < 1 || *value > maximum)
+    throw gguf_error(file, "metadata " + key + " = " + std::to_string(*value) + " is outside 1.." + std::to_string(maximum));
+  return static_cast<int>(*value);
 }
+constexpr int64_t kMaxWidth = 1 << 20, kMaxLayers = 4096, kMaxHeads = 1 << 16, kMaxContextTokens = 1 << 24;
 
 // The tensor as a float32 torch tensor with shape reversed from GGUF order ({cols, rows} -> [rows, cols]),
 // checked against the expected shape.
@@ -40,12 +45,13 @@ LlamaModel load_gguf_checkpoint(const GgufFile& file) {
     throw gguf_error(file, "architecture \"" + arch.value_or("") + "\" is not supported (only \"llama\")");
   LlamaConfig c;
   c.name = file.get_string("general.name").value_or(file.path().stem().string());
-  c.dim = static_cast<int>(required(file, "llama.embedding_length"));
-  c.hidden_dim = static_cast<int>(required(file, "llama.feed_forward_length"));
-  c.n_layers = static_cast<int>(required(file, "llama.block_count"));
-  c.n_heads = static_cast<int>(required(file, "llama.attention.head_count"));
-  c.n_kv_heads = static_cast<int>(file.get_integer("llama.attention.head_count_kv").value_or(c.n_heads));
-  c.max_seq_len = static_cast<int>(required(file, "llama.context_length"));
+  c.dim = required(file, "llama.embedding_length", kMaxWidth);
+  c.hidden_dim = required(file, "llama.feed_forward_length", kMaxWidth);
+  c.n_layers = required(file, "llama.block_count", kMaxLayers);
+  c.n_heads = required(file, "llama.attention.head_count", kMaxHeads);
+  c.n_kv_heads = file.get_integer("llama.attention.head_count_kv") ? required(file, "llama.attention.head_count_kv", kMaxHeads)
+                                                                    : c.n_heads;
+  c.max_seq_len = required(file, "llama.context_length", kMaxContextTokens);
   c.rope_theta = file.get_f32("llama.rope.freq_base").value_or(10000.0f);
   c.norm_eps = file.get_f32("llama.attention.layer_norm_rms_epsilon").value_or(1e-5f);
   c.rope_layout = RopeLayout::kInterleavedPairs;

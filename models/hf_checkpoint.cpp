@@ -155,6 +155,8 @@ LlamaModel load_hf_checkpoint(const fs::path& dir) {
   c.n_kv_heads = cfg.positive("num_key_value_heads", c.n_heads);
   c.vocab_size = cfg.positive("vocab_size");
   c.max_seq_len = cfg.positive("max_position_embeddings");
+  if (c.max_seq_len > (1 << 24))  // the RoPE table holds every position
+    throw cfg.error("max_position_embeddings", "is beyond 16777216 positions");
   c.rope_theta = cfg.number("rope_theta", 10000.0f);
   c.norm_eps = cfg.number("rms_norm_eps");
   c.rope_layout = RopeLayout::kRotateHalf;

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/data_resolver.h"
+#include "models/gguf_checkpoint.h"
 #include "models/gguf_file.h"
 #include "tests/models/gguf_builder.h"
 #include "tests/test_support.h"
@@ -392,6 +393,27 @@ TEST(SmolLm2Gguf, DequantizedChecksumsMatchTheGgufPackage) {
     EXPECT_NEAR(sum_abs, check["sum_abs"].get<double>(), 1e-9 * check["sum_abs"].get<double>());
   }
 }
+
+// Model dimensions from metadata are bounded before anything is sized by them: a context length of
+// 2^31 once reached a LibTorch arange that failed with a backtrace naming neither file nor key.
+TEST_F(GgufTest, AbsurdModelDimensionsNameTheKey) {
+  test_support::GgufBuilder b;
+  b.header(3, 0, 6);
+  b.kv_string("general.architecture", "llama");
+  b.kv<uint32_t>("llama.embedding_length", GgufType::kU32, 64);
+  b.kv<uint32_t>("llama.feed_forward_length", GgufType::kU32, 128);
+  b.kv<uint32_t>("llama.block_count", GgufType::kU32, 2);
+  b.kv<uint32_t>("llama.attention.head_count", GgufType::kU32, 4);
+  b.kv<uint64_t>("llama.context_length", GgufType::kU64, uint64_t{1} << 31);
+  b.pad(32);
+  try {
+    load_gguf_checkpoint(GgufFile::open(write(b.bytes)));
+    ADD_FAILURE() << "loaded";
+  } catch (const std::runtime_error& e) {
+    EXPECT_TRUE(Contains(e.what(), "test.gguf: metadata llama.context_length = 2147483648 is outside 1..16777216"));
+  }
+}
+
 
 }  // namespace
 }  // namespace kvstream::models
