@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iomanip>
 #include <iostream>
+#include <sstream>
 
 #include "profiling/shipped_profiles.h"
 #include "sim/congestion_control.h"
@@ -70,13 +71,13 @@ StreamingFlags::StreamingFlags(StreamingOptions& o, bool profile_required) : o_(
     ("trace", po::value(&o.trace_arg)->required(), "trace file, FILE#k, or generator spec (traces/README.md)")
     ("trace-format", po::value(&o.trace_format)->default_value("auto"), "auto, mahimahi, pensieve, lumos5g, cachegen, csv")
     ("scale", po::value(&o.scale)->default_value(1.0), "multiply the trace's capacity by X (cellular Mbps -> datacenter Gbps)")
-    ("trace-offset", po::value(&config.trace_offset_s)->default_value(0.0), "trace time (s) at time 0")
+    ("trace-offset", po::value(&config.trace_offset_s)->default_value(0.0), "trace time (s) at time 0 (0 to 1e9)")
     ("policy", po::value(&o.policies)->multitoken()->composing()->required(), "policy spec(s); one run each")
-    ("slo", po::value(&config.slo_s)->required(), "TTFT objective, seconds")
+    ("slo", po::value(&config.slo_s)->required(), "TTFT objective, seconds (up to 1e6)")
     ("hardware", po::value(&o.hardware_arg)->default_value(""), "hardware profile JSON or shipped name (e.g. a40_mistral-7b)")
     ("query-tokens", po::value(&config.query_tokens)->default_value(0), "query tokens prefilled after the context (needs --hardware)")
-    ("rtt-ms", po::value(&rtt_ms_)->default_value(0.0), "round trip once per request, ms")
-    ("chunk-rtt-ms", po::value(&chunk_rtt_ms_)->default_value(0.0), "round trip before every chunk's bytes, ms")
+    ("rtt-ms", po::value(&rtt_ms_)->default_value(0.0), "round trip once per request, ms (0 to 1e6)")
+    ("chunk-rtt-ms", po::value(&chunk_rtt_ms_)->default_value(0.0), "round trip before every chunk's bytes, ms (0 to 1e6)")
     ("no-pipelining", po::bool_switch(&no_pipelining_), "request chunk i+1 only after chunk i's KV is ready (the artifact)")
     ("shared-gpu", po::bool_switch(&shared_gpu_), "decode and prefill share one FIFO executor (no overlap)")
     ("no-decode-cost", po::bool_switch(&no_decode_cost_), "decoding takes no time")
@@ -84,7 +85,7 @@ StreamingFlags::StreamingFlags(StreamingOptions& o, bool profile_required) : o_(
     ("recompute-s", po::value(&recompute_s_), "every text chunk costs this many seconds in all (the artifact's chunk_delay)")
     ("artifact-timing", po::bool_switch(&artifact_timing_), "the artifact's timing: --no-pipelining --no-decode-cost --recompute-s 0.2 unless given")
     ("requests", po::value(&o.requests)->default_value(1), "number of requests (> 1 needs --rate; at most 1,000,000)")
-    ("rate", po::value(&o.rate)->default_value(0.0), "Poisson arrival rate, requests/s; contexts drawn uniformly from the profiles")
+    ("rate", po::value(&o.rate)->default_value(0.0), "Poisson arrival rate, requests/s (1e-6 to 1e9); contexts drawn uniformly from the profiles")
     ("seed", po::value(&o.seed)->default_value(1), "seed of the arrivals")
     ("link", po::value(&link_)->default_value("fluid"), "the simulator's link model: fluid (the trace's capacity, shared; exact for the artifact's experiments) or tcp (one modelled TCP connection per request: headers, slow start, the congestion control's window, drop-tail losses, restart after idle; docs/EMULATION.md)")
     ("cc", po::value(&congestion_control_)->default_value("cubic"), "TCP congestion control (default cubic, Linux's): emulate takes any the kernel offers; the tcp link model has cubic, reno, bbr")
@@ -100,13 +101,27 @@ void StreamingFlags::finish(const po::variables_map& vm) {
   if (uint64_t(o_.requests) > sim::kMaxRequests)
     throw po::error("--requests must be <= " + std::to_string(sim::kMaxRequests) + " (each keeps its result in memory)");
   if (o_.requests > 1 && !(o_.rate > 0)) throw po::error("--requests > 1 needs a Poisson --rate > 0");
-  if (!(o_.scale > 0)) throw po::error("--scale must be > 0");
+  // Times and rates within bounds no experiment comes near, so that every simulated time is finite
+  // (a round trip of 1e308 ms once gave a TTFT of 1e305 s; a rate of 1e-308 an infinite arrival).
+  const auto within = [](const char* flag, double value, double lo, double hi, bool lo_open = false) {
+    if ((lo_open ? value > lo : value >= lo) && value <= hi) return;
+    std::ostringstream message;
+    message << "--" << flag << " must be in " << (lo_open ? "(" : "[") << lo << ", " << hi << "], got " << value;
+    throw po::error(message.str());
+  };
+  within("scale", o_.scale, 0, 1e6, true);
+  within("slo", config.slo_s, 0, 1e6, true);
+  within("rtt-ms", rtt_ms_, 0, 1e6);
+  within("chunk-rtt-ms", chunk_rtt_ms_, 0, 1e6);
+  within("trace-offset", config.trace_offset_s, 0, 1e9);
+  if (o_.requests > 1) within("rate", o_.rate, 1e-6, 1e9);
+  if (vm.count("queue-ms")) within("queue-ms", o_.queue_ms, 0, 1e6, true);
   config.pipelining = !no_pipelining_;
   config.overlap_decode_prefill = !shared_gpu_;
   config.decode_costs_time = !no_decode_cost_;
   parse_decode(decode_, o_.hardware_arg, config);
   if (vm.count("recompute-s")) {
-    if (recompute_s_ < 0) throw po::error("--recompute-s must be >= 0");
+    within("recompute-s", recompute_s_, 0, 1e6);
     config.fixed_recompute_s = recompute_s_;
   }
   if (artifact_timing_) config = sim::with_artifact_timing(config);
@@ -119,7 +134,6 @@ void StreamingFlags::finish(const po::variables_map& vm) {
   }
   if (vm.count("queue-bytes") && vm.count("queue-ms")) throw po::error("give --queue-bytes or --queue-ms, not both");
   if (vm.count("queue-bytes") && queue_bytes_ < 1500) throw po::error("--queue-bytes must hold a packet (>= 1500)");
-  if (vm.count("queue-ms") && !(o_.queue_ms > 0)) throw po::error("--queue-ms must be > 0");
   config.tcp = sim::tcp_model_for(std::max(config.request_rtt_s, config.chunk_rtt_s), congestion_control_,
                                   !no_slow_start_after_idle_, queue_bytes_);
   if (config.link_model == sim::LinkModel::kTcp) {

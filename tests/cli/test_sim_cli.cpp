@@ -87,6 +87,14 @@ TEST_F(SimCli, HumanOutputAndErrors) {
   test_support::expect_failure(
       run("simulate --profile profile.json --trace constant:gbps=1 --policy text --slo 1 --hardware h100-ish"), 1,
       "a40_mistral-7b");
+  // Times and rates out of bounds name the flag and the bounds (no infinite simulated time).
+  for (const auto& [flags, message] : std::vector<std::pair<std::string, std::string>>{
+           {"--slo 1 --rtt-ms 1e308", "--rtt-ms must be in [0, 1e+06], got 1e+308"},
+           {"--slo 1e300", "--slo must be in (0, 1e+06]"},
+           {"--slo 1 --trace-offset -1", "--trace-offset must be in [0, 1e+09]"},
+           {"--slo 1 --requests 3 --rate 1e-308", "--rate must be in [1e-06, 1e+09]"}})
+    test_support::expect_failure(run("simulate --profile synthetic --trace constant:gbps=1 --policy quant8 " + flags), 2,
+                                 message);
 }
 
 TEST_F(SimCli, SimBenchReportsItsKeys) {

@@ -53,6 +53,7 @@ TEST(ExperimentConfig, ErrorsNameTheJsonPath) {
       {[](auto& j) { j["name"] = "a b"; }, "c.json: $.name: expected a name of letters"},
       {[](auto& j) { j["traces"][0]["scale"] = -2; }, "c.json: $.traces[0].scale: expected a number > 0, got -2"},
       {[](auto& j) { j["slo_s"][1] = 0; }, "c.json: $.slo_s[1]: expected an SLO > 0 seconds, got 0"},
+      {[](auto& j) { j["slo_s"][1] = 1e300; }, "c.json: $.slo_s[1]: expected an SLO of at most 1e6 seconds"},
       {[](auto& j) { j["slo_s"] = nlohmann::json::array(); }, "c.json: $.slo_s: expected a non-empty list"},
       {[](auto& j) { j["policies"][1] = "fastest"; }, "c.json: $.policies[1]: unknown policy \"fastest\""},
       {[](auto& j) { j["contexts"][0]["source"] = "web"; },
