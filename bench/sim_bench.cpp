@@ -1,6 +1,8 @@
 #include "bench/sim_bench.h"
 
+#include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <chrono>
 #include <filesystem>
 #include <thread>
@@ -49,6 +51,26 @@ sim::SimulationInputs base_inputs() {
   sim::SimulationInputs in{{sim::synthetic_profile({})}, nullptr,
                            sim::read_hardware_profile(profiling::resolve_hardware_profile("a40_mistral-7b")), sim::SimConfig{}};
   in.config.query_tokens = 32;
+  return in;
+}
+
+// A long context for oracle-dp: 200 chunks of 500 tokens whose level sizes and qualities vary
+// from chunk to chunk (a deterministic hash), as a real profile's do; identical chunks make the
+// planner's frontier small.
+sim::SimulationInputs long_context_inputs() {
+  auto in = base_inputs();
+  sim::ContextProfile profile = sim::synthetic_profile({.n_chunks = 200, .chunk_tokens = 500});
+  const auto spread = [](size_t chunk, size_t level) {  // in [0, 1)
+    const double x = std::sin(static_cast<double>(chunk) * 12.9898 + static_cast<double>(level) * 78.233) * 43758.5453;
+    return x - std::floor(x);
+  };
+  for (size_t c = 0; c < profile.chunks.size(); ++c)
+    for (size_t l = 0; l < profile.chunks[c].levels.size(); ++l) {
+      profile.chunks[c].levels[l].bytes *= 0.6 + 0.8 * spread(c, l);
+      profile.chunks[c].levels[l].quality *= 1 - 0.1 * spread(c, l + 7);
+    }
+  in.contexts = {profile};
+  in.policy = "oracle-dp";
   return in;
 }
 
@@ -105,7 +127,23 @@ nlohmann::json run_sim_bench(const SimBenchOptions& options) {
   for (auto& w : workers) w.join();
   const double sweep_s = seconds_since(start);
 
+  // oracle-dp on 200 chunks: the slowest single-request run over traces and SLOs that bind (half
+  // and all of the time the middle level needs at the trace's mean rate).
+  auto long_context = long_context_inputs();
+  double middle_bits = 0;
+  for (const auto& chunk : long_context.contexts.front().chunks) middle_bits += 8 * chunk.levels[1].bytes;
+  double oracle_dp_max_s = 0;
+  for (size_t t = 0; t < std::min<size_t>(traces.size(), 8); ++t)
+    for (const double fraction : {0.5, 1.0}) {
+      long_context.trace = traces[t];
+      long_context.config.slo_s = fraction * middle_bits / traces[t]->mean_bps();
+      start = Clock::now();
+      sim::simulate(long_context);
+      oracle_dp_max_s = std::max(oracle_dp_max_s, seconds_since(start));
+    }
+
   return {{"events_per_s", static_cast<double>(stats.events) / load_s},
+          {"oracle_dp_200_chunks_max_s", oracle_dp_max_s},
           {"load_events", stats.events},
           {"load_requests", options.load_requests},
           {"load_rate_per_s", rate_per_s},

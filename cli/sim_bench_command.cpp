@@ -29,7 +29,9 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
                      "O(log segments): a 1 ms-binned Mahimahi trace (~10^5 segments) runs slower.\n"
                      "runs_per_s: single-request runs over the real traces (each scaled to a 2 Gbps mean) x policies\n"
                      "(cachegen, mpc, oracle-dp, cachegen-artifact, fixed:cachegen:2, text) x SLOs (0.5-4 s), on a\n"
-                     "Mistral-7B-shaped synthetic profile with the A40 analytic prefill profile.",
+                     "Mistral-7B-shaped synthetic profile with the A40 analytic prefill profile.\n"
+                     "oracle_dp_200_chunks_max_s: the slowest oracle-dp run on a 200-chunk context whose chunks\n"
+                     "differ, over 8 traces x 2 binding SLOs.",
                      options, vm))
     return std::nullopt;
   if (o.bench.sweep_runs < 1 || o.bench.threads < 1 || o.bench.load_requests < 1)
@@ -48,6 +50,8 @@ int run(const Options& o) {
             << result["load_trace"].get<std::string>() << ", " << result["load_trace_segments"] << " segments)\n"
             << "runs/s:   " << result["runs_per_s"].get<double>() << " (" << result["sweep_runs"] << " runs in "
             << result["sweep_s"].get<double>() << " s on " << result["threads"] << " threads)\n"
+            << "oracle-dp: " << result["oracle_dp_200_chunks_max_s"].get<double>()
+            << " s at most to plan a 200-chunk request (16 runs: 8 traces x 2 SLOs)\n"
             << "traces:   " << result["traces"].get<std::string>() << "\n";
   return 0;
 }

@@ -33,8 +33,10 @@ std::vector<PolicyInfo>& registry() {
        "sample it predicts prior_gbps, or without it sends the middle level",
        false, Recompute::kUnlessTextOff, make_mpc, ""},
       {"oracle-dp",
-       "oracle-dp[:ladder=cachegen,text=1]  knows the future trace: the plan of best quality that meets the SLO "
-       "(else the smallest TTFT); exact for a request alone on the link and GPU (ORACLE)",
+       "oracle-dp[:ladder=cachegen,text=1,frontier=256]  knows the future trace: the plan of best quality that "
+       "meets the SLO (else the smallest TTFT) for a request alone on the link and GPU; exact while the DP's "
+       "layers hold <= frontier nodes, else within a bounded quality loss (frontier=0: always exact, can be "
+       "exponential in chunks) (ORACLE)",
        true, Recompute::kUnlessTextOff, make_oracle_dp, ""},
   };
   return policies;

@@ -73,9 +73,25 @@
 // search (16 the first time), and the final layer, whose every completion is compared. Incumbents
 // speed the search up; the result is the best complete plan seen, which is optimal.
 //
-// No cap on the frontier: the DP is exact whatever the input, and its cost grows with the frontier
-// (a few nodes per layer typically; hundreds to ~1000 for 20 chunks with text in pipelined mode when
-// the SLO binds and the relaxations are loose).
+// Bounded frontier (option frontier=K, default kOracleDpFrontier = 256; 0 = unbounded). Unbounded,
+// the DP is exact whatever the input but its frontier can grow exponentially: a few nodes per layer
+// typically, ~12,000 at 40 chunks of a random instance with text in pipelined mode (4.7 s), so
+// planning a 63-chunk context could take minutes. With K, a layer whose frontier exceeds K nodes is
+// thinned by epsilon-dominance: quality is compared in buckets of width b (floor(quality / b)),
+// b doubled from (quality range) / K until the frontier fits. A node dropped that way has a kept
+// node no later in every time with quality > its own - b, so (by the dominance argument above,
+// applied to the optimal plan's path) some kept path completes no later in every time with at most
+// b less quality; over the layers the plan meets the SLO whenever the optimum does, has the
+// optimum's TTFT when that misses the SLO, and has at least the optimum's quality less the sum of
+// the b's (OracleDpPlan::quality_slack_tokens; a pruned node only ever yields to an incumbent at
+// least as good). When even one bucket does not fit (K nodes incomparable in time alone), the K
+// earliest-ready nodes are kept and the plan carries no guarantee (OracleDpPlan::truncated).
+// Cost: each layer sorts and scans at most C x K candidates against at most K kept nodes, with
+// O(log(range / resolution)) thinning passes: O(n x C x K^2) for n chunks and C choices, plus the
+// relaxation tables' O(n^2 + n x C). Measured (`kvstream sim-bench`, oracle_dp_200_chunks_max_s):
+// a 200-chunk context of varying chunks plans in under a second on one core of the development VM.
+// On random 20-36-chunk instances that thinned, the plan's quality was 2-160 quality-tokens (up to
+// ~4 %) below the exact optimum; pass frontier=0 when exactness matters more than time.
 //
 // Stalled Timelines: on a trace without capacity a transfer never ends (arrive = +infinity); from
 // then on next_issue is +infinity and every completion has TTFT = +infinity. Such a node is advanced
@@ -133,13 +149,22 @@ class KeptTimes {
   std::vector<double> next_issue_, last_submit_, ready_;
 };
 
-// A total order in which a dominating state never comes after one it dominates: quality
-// descending, then the times ascending. Ties keep the candidates' generation order (stable sort).
-bool comes_first(const Timeline& a, const Timeline& b) {
-  if (a.quality_tokens != b.quality_tokens) return a.quality_tokens > b.quality_tokens;
+// The quality class a node is compared in: its quality_tokens when exact (bucket 0), else the
+// bucket floor(quality_tokens / bucket) of an epsilon-thinned layer (see "Bounded frontier").
+double quality_class(const Timeline& t, double bucket) {
+  return bucket > 0 ? std::floor(t.quality_tokens / bucket) : t.quality_tokens;
+}
+
+// A total order in which a dominating state never comes after one it dominates: quality class
+// descending, then the times ascending, then quality descending. Ties keep the candidates'
+// generation order (stable sort).
+bool comes_first(const Timeline& a, const Timeline& b, double bucket) {
+  const double class_a = quality_class(a, bucket), class_b = quality_class(b, bucket);
+  if (class_a != class_b) return class_a > class_b;
   if (a.next_issue_s != b.next_issue_s) return a.next_issue_s < b.next_issue_s;
   if (a.ready_s != b.ready_s) return a.ready_s < b.ready_s;
-  return a.last_submit_s < b.last_submit_s;
+  if (a.last_submit_s != b.last_submit_s) return a.last_submit_s < b.last_submit_s;
+  return a.quality_tokens > b.quality_tokens;
 }
 
 // Relaxations of the remaining chunks that bound every completion of a node (header comment,
@@ -343,8 +368,9 @@ class Relaxation {
 
 class Planner {
  public:
-  Planner(const DecisionContext& context, const std::vector<int>& choices)
-      : context_(context),
+  Planner(const DecisionContext& context, const std::vector<int>& choices, size_t max_frontier)
+      : max_frontier_(max_frontier),
+        context_(context),
         model_(context.oracle),
         costs_(context.costs),
         choices_(choices),
@@ -377,21 +403,8 @@ class Planner {
           canonicalize(node.state);
           if (!hopeless(node.state, chunk + 1)) candidates.push_back(node);
         }
-      order.resize(candidates.size());
-      std::iota(order.begin(), order.end(), 0u);
-      std::stable_sort(order.begin(), order.end(),
-                       [&](uint32_t a, uint32_t b) { return comes_first(candidates[a].state, candidates[b].state); });
-      // In this order no candidate dominates one before it unless they are equal, so a candidate
-      // is kept iff no kept one dominates it; dominance is transitive, so the kept set is the
-      // Pareto frontier of the candidates with duplicates removed.
-      std::vector<Node> next;
-      KeptTimes kept;
-      for (uint32_t index : order) {
-        const Node& candidate = candidates[index];
-        if (kept.dominate(candidate.state)) continue;
-        kept.add(candidate.state);
-        next.push_back(candidate);
-      }
+      std::vector<Node> next = pareto_frontier(candidates, 0, order, max_frontier_);
+      if (max_frontier_ > 0 && next.size() > max_frontier_) next = thinned(candidates, order);
       // A wide frontier means weak bounds: look for a better incumbent and prune again.
       if (next.size() > beam_trigger_) {
         beam_trigger_ = 2 * next.size();
@@ -414,7 +427,66 @@ class Planner {
     return incumbent_plan_;
   }
 
+  // Σ of the quality buckets of the thinned layers: the plan's quality is at least the optimum's
+  // less this (0: exact), unless truncated().
+  double quality_slack_tokens() const { return quality_slack_tokens_; }
+  // Whether a layer kept only max_frontier of its nodes by time (no guarantee; see the header).
+  bool truncated() const { return truncated_; }
+
  private:
+  // The Pareto frontier of `candidates` with quality compared by class (quality_class): a node is
+  // dropped when a kept one has no lower class and is no later in every time. In comes_first order
+  // no candidate dominates one before it unless they are equal, so a candidate is kept iff no kept
+  // one dominates it; dominance is transitive, so the kept set is the frontier, duplicates removed.
+  // With a `limit` > 0 it stops once it has kept more than `limit` nodes (the caller then thins).
+  std::vector<Node> pareto_frontier(const std::vector<Node>& candidates, double bucket, std::vector<uint32_t>& order,
+                                    size_t limit = 0) const {
+    order.resize(candidates.size());
+    std::iota(order.begin(), order.end(), 0u);
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+      return comes_first(candidates[a].state, candidates[b].state, bucket);
+    });
+    std::vector<Node> kept_nodes;
+    KeptTimes kept;
+    for (uint32_t index : order) {
+      const Node& candidate = candidates[index];
+      if (kept.dominate(candidate.state)) continue;
+      kept.add(candidate.state);
+      kept_nodes.push_back(candidate);
+      if (limit > 0 && kept_nodes.size() > limit) break;
+    }
+    return kept_nodes;
+  }
+
+  // A layer whose exact frontier outgrew max_frontier_ (header, "Bounded frontier"): the frontier
+  // with quality in buckets, the bucket doubled from (quality range) / max_frontier until it fits;
+  // when even one bucket does not fit, the max_frontier_ earliest-ready nodes of it.
+  std::vector<Node> thinned(const std::vector<Node>& candidates, std::vector<uint32_t>& order) {
+    const auto [low, high] = std::minmax_element(candidates.begin(), candidates.end(), [](const Node& a, const Node& b) {
+      return a.state.quality_tokens < b.state.quality_tokens;
+    });
+    const double range = high->state.quality_tokens - low->state.quality_tokens;
+    double bucket = range / static_cast<double>(max_frontier_);
+    if (bucket > 0)
+      for (;; bucket *= 2) {
+        std::vector<Node> next = pareto_frontier(candidates, bucket, order, max_frontier_);
+        if (next.size() <= max_frontier_) {
+          quality_slack_tokens_ += bucket;
+          return next;
+        }
+        if (bucket > range) break;  // one or two buckets hold everything: buckets cannot help
+      }
+    // Every candidate in one class: keep the earliest-ready nodes of its time frontier.
+    std::vector<Node> next = pareto_frontier(candidates, kInf, order);
+    std::stable_sort(next.begin(), next.end(), [](const Node& a, const Node& b) {
+      return a.state.ready_s != b.state.ready_s ? a.state.ready_s < b.state.ready_s
+                                                : a.state.next_issue_s < b.state.next_issue_s;
+    });
+    next.resize(max_frontier_);
+    truncated_ = true;
+    return next;
+  }
+
   Timeline advance(const Timeline& state, size_t chunk, int choice) const {
     // Stalled: see the header comment.
     return std::isfinite(state.next_issue_s) ? model_.advance(state, chunk, choice)
@@ -576,6 +648,10 @@ class Planner {
 
   static constexpr size_t kBeamWidth = 8;
 
+  const size_t max_frontier_;  // 0: unbounded (exact)
+  double quality_slack_tokens_ = 0;
+  bool truncated_ = false;
+
   const DecisionContext& context_;
   const TimelineModel& model_;
   const CostModel& costs_;
@@ -593,12 +669,12 @@ class Planner {
 
 class OracleDp final : public Policy {
  public:
-  explicit OracleDp(std::vector<int> choices) : choices_(std::move(choices)) {}
+  OracleDp(std::vector<int> choices, size_t max_frontier) : choices_(std::move(choices)), max_frontier_(max_frontier) {}
 
   int choose(const DecisionContext& context) override {
     if (plan_.empty()) {
       first_chunk_ = context.chunk;
-      plan_ = Planner(context, choices_).plan();
+      plan_ = plan_oracle_dp(context, choices_, max_frontier_).choices;
     }
     if (context.chunk < first_chunk_ || context.chunk - first_chunk_ >= plan_.size())
       throw std::logic_error("oracle-dp: asked for chunk " + std::to_string(context.chunk) + " outside its plan");
@@ -607,17 +683,25 @@ class OracleDp final : public Policy {
 
  private:
   std::vector<int> choices_;  // ladder best first, then text when allowed
+  size_t max_frontier_;
   size_t first_chunk_ = 0;
   std::vector<int> plan_;  // plan_[k] is the choice for chunk first_chunk_ + k
 };
 
 }  // namespace
 
+OracleDpPlan plan_oracle_dp(const DecisionContext& context, const std::vector<int>& choices, size_t max_frontier) {
+  Planner planner(context, choices, max_frontier);
+  std::vector<int> plan = planner.plan();
+  return {std::move(plan), planner.quality_slack_tokens(), planner.truncated()};
+}
+
 std::unique_ptr<Policy> make_oracle_dp(const Spec& spec, const ContextProfile& profile) {
-  spec.only({"ladder", "text"});
+  spec.only({"ladder", "text", "frontier"});
   std::vector<int> choices = ladder_best_first(profile, spec.string("ladder", default_ladder(profile)));
   if (text_allowed(spec)) choices.push_back(kText);
-  return std::make_unique<OracleDp>(std::move(choices));
+  const int frontier = spec.integer("frontier", kOracleDpFrontier, 0, 1'000'000);  // 0: unbounded (exact)
+  return std::make_unique<OracleDp>(std::move(choices), static_cast<size_t>(frontier));
 }
 
 }  // namespace kvstream::sim::policies

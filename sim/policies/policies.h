@@ -30,6 +30,19 @@ struct PlanScore {
   }
 };
 
+// oracle-dp's plan for chunks context.chunk.. (oracle_dp_policy.cpp): the DP's layers hold at most
+// max_frontier nodes (0: unbounded, exact and exponential in the worst case). A layer that
+// outgrows it is thinned; the plan then meets the SLO whenever the optimum does, has its TTFT when
+// the optimum misses the SLO, and has at least its quality less quality_slack_tokens, unless
+// truncated (a layer whose times alone outgrew the bound: no guarantee).
+struct OracleDpPlan {
+  std::vector<int> choices;
+  double quality_slack_tokens = 0;
+  bool truncated = false;
+};
+inline constexpr int kOracleDpFrontier = 256;  // the default of the policy's option frontier
+OracleDpPlan plan_oracle_dp(const DecisionContext& context, const std::vector<int>& choices, size_t max_frontier);
+
 std::unique_ptr<Policy> make_fixed(const Spec& spec, const ContextProfile& profile);
 std::unique_ptr<Policy> make_text(const Spec& spec, const ContextProfile& profile);
 std::unique_ptr<Policy> make_quant8(const Spec& spec, const ContextProfile& profile);

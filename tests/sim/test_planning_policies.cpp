@@ -254,6 +254,65 @@ TEST(OracleDp, NeverWorseThanAnyOtherPolicy) {
   }
 }
 
+// oracle-dp's plan with a bound on its frontier (policies::plan_oracle_dp), for the request alone.
+policies::OracleDpPlan bounded_plan(const Instance& in, const Models& m, size_t max_frontier) {
+  const Timeline start = m.truth.start(in.arrival_s);
+  const std::vector<TransferSample> history;
+  const DecisionContext context{m.costs, in.config, 0, start.next_issue_s, in.arrival_s, history, start, m.truth};
+  return policies::plan_oracle_dp(context, {0, 1, 2, kText}, max_frontier);
+}
+
+TEST(OracleDp, ABoundedFrontierKeepsItsGuarantee) {
+  // 30 chunks, the SLO scaled with them: the exact frontier often reaches hundreds of nodes; 8
+  // forces thinning. The thinned plan meets the SLO whenever the optimum does, has its TTFT when the
+  // optimum misses, and loses at most quality_slack_tokens of quality.
+  int thinned = 0, truncated = 0;
+  for (uint64_t seed = 0; seed < 60; ++seed) {
+    Instance in = random_instance(seed * 31 + 30, 30, 30);
+    in.config.slo_s *= 6;
+    const Models m(in);
+    const policies::OracleDpPlan exact = bounded_plan(in, m, 0), bounded = bounded_plan(in, m, 8);
+    EXPECT_EQ(exact.quality_slack_tokens, 0);
+    EXPECT_FALSE(exact.truncated);
+    truncated += bounded.truncated;
+    if (bounded.truncated) continue;
+    thinned += bounded.quality_slack_tokens > 0;
+    const Outcome best = outcome_of(in, m, exact.choices), got = outcome_of(in, m, bounded.choices);
+    SCOPED_TRACE("seed " + std::to_string(seed) + ": optimum " + describe(best) + "; bounded " + describe(got) +
+                 ", slack " + std::to_string(bounded.quality_slack_tokens));
+    EXPECT_EQ(got.meets_slo, best.meets_slo);
+    if (!best.meets_slo) {
+      EXPECT_EQ(got.ttft_s, best.ttft_s);
+    }
+    EXPECT_GE(got.quality, best.quality - bounded.quality_slack_tokens * (1 + 1e-12));
+  }
+  // Most of these instances keep <= 8 nodes per layer; 4 thin (and 11 truncate, unchecked).
+  EXPECT_GE(thinned, 3) << truncated << " truncated";
+}
+
+TEST(OracleDp, PlansTwoHundredChunks) {
+  // Polynomial with the default frontier (the time is measured by `kvstream sim-bench`, not here):
+  // a plan for every chunk, no worse in SLO or TTFT than sending every chunk at one choice.
+  for (uint64_t seed = 0; seed < 3; ++seed) {
+    Instance in = random_instance(seed * 31 + 200, 200, 200);
+    in.config.slo_s *= 40;
+    const Models m(in);
+    const policies::OracleDpPlan plan = bounded_plan(in, m, policies::kOracleDpFrontier);
+    ASSERT_EQ(plan.choices.size(), 200u);
+    if (plan.truncated) continue;
+    const Outcome got = outcome_of(in, m, plan.choices);
+    for (const int choice : {0, 1, 2, kText}) {
+      const Outcome fixed = outcome_of(in, m, std::vector<int>(200, choice));
+      if (fixed.meets_slo) {
+        EXPECT_TRUE(got.meets_slo) << "seed " << seed << ", choice " << choice;
+      }
+      if (!got.meets_slo) {
+        EXPECT_LE(got.ttft_s, fixed.ttft_s) << "seed " << seed << ", choice " << choice;
+      }
+    }
+  }
+}
+
 TEST(OracleDp, ZeroCapacityTraceSendsTheBestQualityWithoutThrowing) {
   // Nothing ever arrives: every plan has TTFT = infinity, so the best is the most quality (text).
   const Instance in{test::hand_profile(3, 100, {1e6, 2e6}, {0.001, 0.001}, {0.9, 0.95}, 1000), SimConfig{},
