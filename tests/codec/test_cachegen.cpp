@@ -307,11 +307,12 @@ TEST(CacheGen, ZeroTokensDecodeToExactlyZero) {
       const auto bytes = check_round_trip(*make_codec(spec), kv.all(), level, mode);
       const DecodedChunk decoded = decode_bitstream(bytes);
       const auto scal = parse_bitstream(bytes).section("SCAL");
+      const std::string& name = spec;  // clang 14 cannot capture a structured binding in a lambda
       auto expect_zero = [&](int row, int64_t t) {
-        EXPECT_EQ(load_u16(scal.data() + 2 * (size_t(row) * size_t(s.tokens) + size_t(t))), 0u) << spec << " row " << row << " token " << t;
+        EXPECT_EQ(load_u16(scal.data() + 2 * (size_t(row) * size_t(s.tokens) + size_t(t))), 0u) << name << " row " << row << " token " << t;
         for (int c = 0; c < s.channels(); ++c)
           ASSERT_EQ(decoded.kv.token(row % s.layers, KvPart(row / s.layers), t)[c], 0.0f)
-              << spec << " level " << level << " row " << row << " token " << t;
+              << name << " level " << level << " row " << row << " token " << t;
       };
       for (int row = 0; row < s.rows(); ++row)
         for (int64_t t = 20; t < 30; ++t) expect_zero(row, t);
