@@ -26,6 +26,10 @@ void require(bool ok, const std::string& what) {
   if (!ok) throw std::invalid_argument(what);
 }
 
+// The most segments a generator makes (~160 MB of segments): beyond, a spec is an error, not a
+// std::bad_alloc after minutes of work.
+constexpr double kMaxGeneratedSegments = 1e7;
+
 bool is_rate(double bps) { return bps >= 0 && std::isfinite(bps); }
 bool is_duration(double s) { return s > 0 && std::isfinite(s); }
 
@@ -55,6 +59,7 @@ BandwidthTrace make_constant(double bps, double duration_s, std::string name) {
 
 BandwidthTrace make_uniform(uint64_t seed, int64_t n_chunks, double lo_gbps, double hi_gbps, std::string name) {
   require(n_chunks >= 1, "uniform: need at least 1 chunk");
+  require(double(n_chunks) <= kMaxGeneratedSegments, "uniform: chunks must be at most 10000000");
   require(is_rate(lo_gbps) && is_rate(hi_gbps) && lo_gbps <= hi_gbps, "uniform: need finite 0 <= lo_gbps <= hi_gbps");
   std::mt19937_64 rng(seed);
   std::vector<TraceSegment> segments(static_cast<size_t>(n_chunks));
@@ -67,6 +72,9 @@ BandwidthTrace make_markov(uint64_t seed, double good_bps, double bad_bps, doubl
   require(is_rate(good_bps) && is_rate(bad_bps), "markov: bandwidths must be finite and >= 0");
   require(is_duration(mean_good_s) && is_duration(mean_bad_s) && is_duration(duration_s),
           "markov: mean sojourns and duration must be finite and > 0");
+  // A good and a bad sojourn per (good_s + bad_s) seconds on average.
+  require(2 * duration_s / (mean_good_s + mean_bad_s) <= kMaxGeneratedSegments,
+          "markov: duration_s / (good_s + bad_s) must be at most 5000000 (the trace would hold over 10000000 segments)");
   std::mt19937_64 rng(seed);
   std::vector<TraceSegment> segments;
   bool good = true;
@@ -74,6 +82,7 @@ BandwidthTrace make_markov(uint64_t seed, double good_bps, double bad_bps, doubl
     const double sojourn_s = exponential(rng, good ? mean_good_s : mean_bad_s);
     if (sojourn_s <= 0) continue;  // a zero-length sojourn: the state flips with no segment
     segments.push_back({std::min(sojourn_s, left_s), good ? good_bps : bad_bps});
+    require(double(segments.size()) <= 2 * kMaxGeneratedSegments, "markov: the draws gave over 20000000 segments");
     left_s -= sojourn_s;
   }
   return BandwidthTrace(std::move(segments), std::move(name));

@@ -67,6 +67,21 @@ TEST(TraceGenerators, MarkovAlternatesWithExponentialSojourns) {
   EXPECT_THROW(markov(1, 1, 1, 0, 1, 10), std::invalid_argument);
 }
 
+TEST(TraceGenerators, SpecsThatWouldExhaustMemoryAreRefused) {
+  // Before: std::bad_alloc after filling memory.
+  for (const auto& [spec, message] : std::vector<std::pair<std::string, std::string>>{
+           {"markov:seed=1,good_gbps=1,bad_gbps=0.1,good_s=1e-9,bad_s=1e-9,duration_s=1e6", "at most 5000000"},
+           {"markov:seed=1,good_gbps=1,bad_gbps=0.1,good_s=1,bad_s=1,duration_s=1e300", "at most 5000000"},
+           {"uniform:seed=1,chunks=100000000000,lo_gbps=1,hi_gbps=2", "chunks must be at most 10000000"}}) {
+    try {
+      make_generated_trace(spec);
+      ADD_FAILURE() << spec;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(TraceGenerators, StepDrop) {
   const BandwidthTrace s = step_drop(5e9, 0.5e9, 1, 10);
   ASSERT_EQ(s.segments().size(), 2u);
