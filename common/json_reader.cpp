@@ -1,5 +1,7 @@
 #include "common/json_reader.h"
 
+#include <algorithm>
+
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -101,6 +103,29 @@ void JsonNode::only_keys(std::initializer_list<const char*> known) const {
   }
 }
 
+namespace {
+
+// nlohmann's message without its "[json.exception.<kind>.<id>] " prefix. A number out of a
+// double's range (out_of_range 406) comes without a position: it is found in the text.
+std::string json_error_text(const nlohmann::json::exception& e, std::string_view text) {
+  std::string what = e.what();
+  const size_t close = what.find("] ");
+  if (what.rfind("[json.exception.", 0) == 0 && close != std::string::npos) what.erase(0, close + 2);
+  const std::string quote = "parsing '";
+  const size_t begin = what.find(quote);
+  if (e.id != 406 || begin == std::string::npos) return what;
+  const std::string literal = what.substr(begin + quote.size(), what.rfind('\'') - begin - quote.size());
+  const size_t at = literal.empty() ? std::string_view::npos : text.find(literal);
+  if (at == std::string_view::npos) return what;
+  const size_t line = 1 + static_cast<size_t>(std::count(text.begin(), text.begin() + long(at), '\n'));
+  const size_t line_start = text.rfind('\n', at);
+  const size_t column = at - (line_start == std::string_view::npos ? 0 : line_start + 1) + 1;
+  return "line " + std::to_string(line) + ", column " + std::to_string(column) + ": the number " + literal +
+         " is beyond the range of a double";
+}
+
+}  // namespace
+
 nlohmann::json parse_json(std::string_view text, const std::string& where) {
   // Keys seen in each object being parsed, innermost last (the callback sees events in order).
   std::vector<std::set<std::string>> keys;
@@ -118,7 +143,7 @@ nlohmann::json parse_json(std::string_view text, const std::string& where) {
   try {
     return nlohmann::json::parse(text.begin(), text.end(), check);
   } catch (const nlohmann::json::exception& e) {  // syntax (parse_error) or a number out of range (out_of_range)
-    throw JsonError(where + ": invalid JSON: " + e.what());
+    throw JsonError(where + ": invalid JSON: " + json_error_text(e, text));
   }
 }
 
