@@ -47,7 +47,12 @@ int run(const Options& o) {
   std::vector<std::vector<uint8_t>> bitstreams;
   uint64_t bytes = 0;
   for (const auto& [t0, t1] : codec::chunk_ranges(tokens, o.chunk_tokens > 0 ? o.chunk_tokens : tokens)) {
-    bitstreams.push_back(codec->encode(cache.chunk(t0, t1), level, t0, kv.dtype));
+    try {
+      bitstreams.push_back(codec->encode(cache.chunk(t0, t1), level, t0, kv.dtype));
+    } catch (const std::invalid_argument& e) {  // a value the codec cannot encode (NaN, inf)
+      throw std::invalid_argument(o.kv_path + ": context " + std::to_string(o.context) + ", tokens [" +
+                                  std::to_string(t0) + ", " + std::to_string(t1) + "): " + e.what());
+    }
     bytes += bitstreams.back().size();
   }
   codec::write_kvs(o.out_path, bitstreams);

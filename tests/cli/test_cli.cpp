@@ -232,6 +232,15 @@ TEST_F(Cli, CorruptKvsFailsWithChecksumAndWritesNothing) {
   EXPECT_EQ(files(), before);  // neither Y.safetensors nor a temporary file
 }
 
+TEST_F(Cli, AValueNoCodecEncodesNamesTheFileAndChunk) {
+  codec::KvCache kv(codec::KvShape{1, 1, 4, 8});
+  kv.values()[13] = std::nanf("");
+  codec::save_kv(dir_ / "nan.safetensors", kv, codec::SourceDtype::kFp32);
+  for (const std::string spec : {"cachegen", "kivi:bits=2", "fp16"})
+    test_support::expect_failure(run("encode --kv nan.safetensors --codec " + spec + " --chunk-tokens 4 --out X.kvs"), 1,
+                                 "nan.safetensors: context 0, tokens [0, 4): ");
+}
+
 TEST_F(Cli, AFullDiskIsAClearErrorAndWritesNothing) {
   // A file size limit (ulimit -f, in KiB) below the decoded KV's size stands in for a full disk.
   ok(std::string("encode --kv ") + kKvFixture + " --codec quant:bits=8 --out X.kvs");
