@@ -38,7 +38,7 @@ constexpr size_t kMinBitstream = kHeaderBytes + kCrcBytes;
 // Makes the bitstreams from `offset` on well-framed for `codec`: each gets the codec id, a total
 // length that fits what remains (the last one takes the rest) and a correct CRC32C.
 void repair_bitstreams(std::vector<uint8_t>& bytes, size_t offset, CodecId codec) {
-  while (bytes.size() - offset >= kMinBitstream) {
+  while (offset <= bytes.size() && bytes.size() - offset >= kMinBitstream) {  // a .kvs may be shorter than its header
     uint8_t* b = bytes.data() + offset;
     b[kCodecOffset] = uint8_t(codec);
     uint64_t total = load_le(b + kLengthOffset, 8);
