@@ -1,20 +1,18 @@
 #!/usr/bin/env bash
 # The unit tests under AddressSanitizer and UndefinedBehaviorSanitizer: configures the torch-free
-# build (-DWITH_TORCH=OFF -DWITH_CUDA=OFF, what every parser and the simulator are) with
-# -DKVSTREAM_SANITIZE=ON into BUILD_DIR, builds the suites of the modules that need no model, and
-# runs them; any report (a leak included) fails. Warnings are not errors here: the sanitizers make
-# GCC warn inside libstdc++'s <regex>.
+# build (-DWITH_TORCH=OFF -DWITH_CUDA=OFF, what every parser and the simulator are) with clang and
+# -DKVSTREAM_FUZZ=ON (ASan + UBSan, and libFuzzer's coverage instrumentation) into BUILD_DIR, builds
+# the suites of the modules that need no model and the fuzz targets (docs/FUZZING.md; the ctest
+# fuzz.smoke runs them from this build), and runs the suites; any report (a leak included) fails.
+# Warnings are not errors here: the sanitizers make compilers warn inside libstdc++'s <regex>.
 # Usage: sanitized_unit_tests.sh REPOSITORY BUILD_DIR
 set -euo pipefail
 repo=$1
 build=$2
 suites=(test_common test_codec test_traces test_sim test_experiments test_cli)
 
-generator=()
-if command -v ninja > /dev/null; then generator=(-G Ninja); fi
-cmake "${generator[@]}" -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWITH_TORCH=OFF -DWITH_CUDA=OFF \
-  -DKVSTREAM_SANITIZE=ON -DKVSTREAM_WERROR=OFF > "$build.configure.log" 2>&1 || { cat "$build.configure.log"; exit 1; }
-cmake --build "$build" --target kvstream "${suites[@]}" -j "$(nproc)" > "$build.build.log" 2>&1 ||
+bash "$repo/scripts/configure-fuzz-build.sh" "$build"
+cmake --build "$build" --target kvstream "${suites[@]}" fuzz -j "$(nproc)" > "$build.build.log" 2>&1 ||
   { tail -50 "$build.build.log"; exit 1; }
 
 export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0
