@@ -59,17 +59,18 @@ ContextProfile context_profile_from_json(const nlohmann::json& json, const std::
     if (chunk.start_token != next_token)
       node.at("start_token").fail("expected " + std::to_string(next_token) + " (chunks are contiguous from token 0)");
     chunk.tokens = node.at("tokens").integer_at_least(1);
+    if (chunk.tokens > kMaxChunkTokens) node.at("tokens").fail("expected at most " + std::to_string(kMaxChunkTokens) + " tokens");
     next_token += chunk.tokens;
-    chunk.text_bytes = node.at("text_bytes").number_at_least(0);
-    if (node.has("recompute_s")) chunk.recompute_s = node.at("recompute_s").number_at_least(0);
+    chunk.text_bytes = node.at("text_bytes").number_in(0, kMaxChunkBytes);
+    if (node.has("recompute_s")) chunk.recompute_s = node.at("recompute_s").number_in(0, kMaxChunkSeconds);
     const JsonNode costs = node.at("levels");
     if (costs.size() != profile.levels.size())
       costs.fail("expected " + std::to_string(profile.levels.size()) + " entries (one per profile level), got " +
                  std::to_string(costs.size()));
     for (size_t l = 0; l < costs.size(); ++l) {
       const JsonNode cost = costs.at(l);
-      chunk.levels.push_back({cost.at("bytes").number_at_least(0), cost.at("encode_s").number_at_least(0),
-                              cost.at("decode_s").number_at_least(0), cost.at("quality").number_in(0, 1)});
+      chunk.levels.push_back({cost.at("bytes").number_in(0, kMaxChunkBytes), cost.at("encode_s").number_in(0, kMaxChunkSeconds),
+                              cost.at("decode_s").number_in(0, kMaxChunkSeconds), cost.at("quality").number_in(0, 1)});
     }
     profile.chunks.push_back(std::move(chunk));
   }

@@ -57,14 +57,18 @@ struct ContextProfile {
 // fp16 KV bytes per token above this are refused where they are read (profiles, configs): Llama-2-70B
 // has 327,680; 1e308 used to overflow the reports to infinity, written as null.
 inline constexpr double kMaxFp16BytesPerToken = 1e9;
+// Bounds on a chunk's values, far beyond any real context, so that every simulated time is finite.
+inline constexpr int64_t kMaxChunkTokens = 1'000'000'000;
+inline constexpr double kMaxChunkBytes = 1e15;    // bytes and text_bytes
+inline constexpr double kMaxChunkSeconds = 1e6;   // encode_s, decode_s, recompute_s
 
 inline constexpr const char* kContextProfileFormat = "kvstream-context-profile";
 inline constexpr int64_t kContextProfileVersion = 1;
 
 // Throws std::runtime_error "<where>: <json path>: <what was wrong>" on any schema violation: a
-// "format" or "version" other than the above (both optional), missing or mistyped keys, negative
-// sizes or times, quality outside [0, 1], chunks that are not contiguous from token 0, or a chunk
-// whose level list does not match the profile's levels.
+// "format" or "version" other than the above (both optional), missing or mistyped keys, sizes or
+// times negative or beyond the bounds above, quality outside [0, 1], chunks that are not contiguous
+// from token 0, or a chunk whose level list does not match the profile's levels.
 ContextProfile context_profile_from_json(const nlohmann::json& json, const std::string& where = "profile");
 ContextProfile read_context_profile(const std::string& path);
 nlohmann::json to_json(const ContextProfile& profile);

@@ -34,7 +34,11 @@ TEST(ContextProfile, ErrorsNameTheJsonPath) {
   const auto good = to_json(synthetic_profile({}));
   auto bad = good;
   bad["chunks"][3]["levels"][1]["bytes"] = -1;
-  EXPECT_EQ(error_of(bad), "p.json: $.chunks[3].levels[1].bytes: expected a number >= 0, got -1");
+  EXPECT_EQ(error_of(bad), "p.json: $.chunks[3].levels[1].bytes: expected a number in [0, 1e+15], got -1");
+  // Beyond the bounds: an infinite simulated time once followed.
+  bad = good;
+  bad["chunks"][1]["levels"][0]["decode_s"] = 1e308;
+  EXPECT_EQ(error_of(bad), "p.json: $.chunks[1].levels[0].decode_s: expected a number in [0, 1e+06], got 1e+308");
   bad = good;
   bad["chunks"][2]["levels"][0]["quality"] = 1.5;
   EXPECT_NE(error_of(bad).find("$.chunks[2].levels[0].quality: expected a number in [0, 1]"), std::string::npos);
