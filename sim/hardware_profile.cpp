@@ -33,6 +33,9 @@ DecodeThroughputs decode_throughputs(const JsonNode& node) {
     if (!(t.fp16_bytes_per_s > 0))
       entry.at("fp16_bytes_per_s").fail("expected a throughput > 0 fp16 bytes/s, got " +
                                         entry.at("fp16_bytes_per_s").value().dump());
+    if (!(t.fp16_bytes_per_s >= 1 && t.fp16_bytes_per_s <= 1e15))  // keeps every decode time finite
+      entry.at("fp16_bytes_per_s").fail("expected a throughput in [1, 1e15] fp16 bytes/s, got " +
+                                        entry.at("fp16_bytes_per_s").value().dump());
     if (decode.find(t.codec, t.level))
       entry.fail("codec \"" + t.codec + "\" level " + std::to_string(t.level) + " is given twice");
     decode.throughputs.push_back(std::move(t));
@@ -55,9 +58,15 @@ HardwareProfile hardware_profile_from_json(const nlohmann::json& json, const std
   profile.kind = root.at("kind").string();
   profile.model = root.has("model") ? root.at("model").string() : "";
   const JsonNode fit = root.at("prefill_cost_model");
-  profile.prefill.a = fit.at("a").number_at_least(0);
-  profile.prefill.b = fit.at("b").number_at_least(0);
-  profile.prefill.c = fit.at("c").number_at_least(0);
+  // a (s), b (s/token), c (s/token^2): bounded far beyond any GPU so that every time stays finite.
+  const auto coefficient = [&](const char* key) {
+    const double x = fit.at(key).number_at_least(0);
+    if (x > 1e6) fit.at(key).fail("expected a coefficient of at most 1e6, got " + fit.at(key).value().dump());
+    return x;
+  };
+  profile.prefill.a = coefficient("a");
+  profile.prefill.b = coefficient("b");
+  profile.prefill.c = coefficient("c");
   if (fit.has("rms_relative_error")) profile.prefill.rms_relative_error = fit.at("rms_relative_error").number_at_least(0);
   if (root.has("decode")) profile.decode = decode_throughputs(root.at("decode"));
   return profile;

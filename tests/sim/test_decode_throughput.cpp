@@ -62,6 +62,8 @@ TEST(DecodeThroughputs, BadSectionsNameTheJsonPath) {
        "hw.json: $.decode.throughputs[1].level: expected an integer, got 1.5"},
       {[](auto& d) { d["throughputs"][2]["fp16_bytes_per_s"] = 0; },
        "hw.json: $.decode.throughputs[2].fp16_bytes_per_s: expected a throughput > 0 fp16 bytes/s, got 0"},
+      {[](auto& d) { d["throughputs"][2]["fp16_bytes_per_s"] = 1e-300; },
+       "hw.json: $.decode.throughputs[2].fp16_bytes_per_s: expected a throughput in [1, 1e15] fp16 bytes/s, got 1e-300"},
       {[](auto& d) { d["throughputs"][2]["fp16_bytes_per_s"] = "1e8"; },
        "hw.json: $.decode.throughputs[2].fp16_bytes_per_s: expected a number, got \"1e8\""},
       {[](auto& d) { d["throughputs"][3]["mb_s"] = 1; },
