@@ -37,7 +37,8 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
                      "not the ones its header records (one missing, duplicated or out of order), or a corrupt\n"
                      "chunk, is an error naming the file and where; nothing is written then. Decoding is strict:\n"
                      "a chunk whose CRC matches but which decodes to a NaN, an infinity or a value beyond the\n"
-                     "source dtype (no encoder writes one) is an error too (codec/FORMAT.md §1).",
+                     "source dtype's range (no encoder writes one) is an error too, and an encoder's rounding\n"
+                     "just past the largest value is set back to it (codec/FORMAT.md §1).",
                      options, vm, &positional))
     return std::nullopt;
   o.strict = vm.count("no-strict") == 0;

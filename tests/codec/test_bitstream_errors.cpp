@@ -386,6 +386,15 @@ TEST(BitstreamErrors, StrictDecodingRefusesValuesNoEncoderWrites) {
   const auto kivi = make_codec("kivi:bits=2")->encode(context0().chunk(0, 64), 1, 0);
   const auto huge_min = rewrite(kivi, "KMIN", all(section_copy(kivi, "KMIN"), 0x7BFF));
   expect_error(rewrite(huge_min, "KSCL", all(section_copy(huge_min, "KSCL"), 0x7BFF)), K::kImplausibleValue, "DATA");
+  // A legitimate overshoot (KIVI rounds its scales up: 65504 comes back as 65536 here) is set back
+  // to fp16's largest value, so that writing the KV as fp16 makes no infinity.
+  KvCache extreme(KvShape{1, 1, 4, 32});
+  for (size_t i = 0; i < extreme.values().size(); ++i) extreme.values()[i] = i % 2 ? 65504.0f : -65504.0f;
+  const auto extreme_bytes = make_codec("kivi:bits=2")->encode(extreme.all(), 1, 0);
+  const DecodedChunk raw = decode_bitstream(extreme_bytes, DecodeContext{{}, false});
+  EXPECT_GT(*std::max_element(raw.kv.values().begin(), raw.kv.values().end()), 65504.0f);
+  const DecodedChunk back = decode_bitstream(extreme_bytes);
+  for (const float v : back.kv.values()) EXPECT_EQ(std::fabs(v), 65504.0f);
   // The message names where.
   try {
     decode_bitstream(huge_scales);
