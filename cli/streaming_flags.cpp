@@ -8,6 +8,7 @@
 #include "profiling/shipped_profiles.h"
 #include "sim/congestion_control.h"
 #include "sim/policy.h"
+#include "sim/sim_config.h"
 #include "sim/summary.h"
 #include "sim/workload.h"
 #include "traces/trace_inputs.h"
@@ -109,19 +110,19 @@ void StreamingFlags::finish(const po::variables_map& vm) {
     message << "--" << flag << " must be in " << (lo_open ? "(" : "[") << lo << ", " << hi << "], got " << value;
     throw po::error(message.str());
   };
-  within("scale", o_.scale, 0, 1e6, true);
-  within("slo", config.slo_s, 0, 1e6, true);
-  within("rtt-ms", rtt_ms_, 0, 1e6);
-  within("chunk-rtt-ms", chunk_rtt_ms_, 0, 1e6);
-  within("trace-offset", config.trace_offset_s, 0, 1e9);
-  if (o_.requests > 1) within("rate", o_.rate, 1e-6, 1e9);
-  if (vm.count("queue-ms")) within("queue-ms", o_.queue_ms, 0, 1e6, true);
+  within("scale", o_.scale, 0, sim::kMaxTraceScale, true);
+  within("slo", config.slo_s, 0, sim::kMaxSloS, true);
+  within("rtt-ms", rtt_ms_, 0, sim::kMaxRttMs);
+  within("chunk-rtt-ms", chunk_rtt_ms_, 0, sim::kMaxRttMs);
+  within("trace-offset", config.trace_offset_s, 0, sim::kMaxTraceOffsetS);
+  if (o_.requests > 1) within("rate", o_.rate, sim::kMinRatePerS, sim::kMaxRatePerS);
+  if (vm.count("queue-ms")) within("queue-ms", o_.queue_ms, 0, sim::kMaxRttMs, true);
   config.pipelining = !no_pipelining_;
   config.overlap_decode_prefill = !shared_gpu_;
   config.decode_costs_time = !no_decode_cost_;
   parse_decode(decode_, o_.hardware_arg, config);
   if (vm.count("recompute-s")) {
-    within("recompute-s", recompute_s_, 0, 1e6);
+    within("recompute-s", recompute_s_, 0, sim::kMaxSloS);
     config.fixed_recompute_s = recompute_s_;
   }
   if (artifact_timing_) config = sim::with_artifact_timing(config);

@@ -7,6 +7,7 @@
 #include "models/architecture_table.h"
 #include "sim/context_profile.h"
 #include "sim/policy.h"
+#include "sim/sim_config.h"
 #include "sim/workload.h"
 #include "traces/trace_readers.h"
 
@@ -134,7 +135,8 @@ TraceSetConfig parse_trace_set(const JsonNode& node) {
   if (node.has("scale")) {
     set.scale = node.at("scale").number();
     if (!(set.scale > 0)) node.at("scale").fail("expected a number > 0, got " + node.at("scale").value().dump());
-    if (set.scale > 1e6) node.at("scale").fail("expected a scale of at most 1e6, got " + node.at("scale").value().dump());
+    if (set.scale > sim::kMaxTraceScale)
+      node.at("scale").fail("expected a scale of at most 1e6, got " + node.at("scale").value().dump());
   }
   return set;
 }
@@ -160,8 +162,7 @@ WorkloadConfig parse_workload(const JsonNode& node) {
   for (const auto& r : one_or_many(node.at("rate_per_s"), false)) {
     w.rates_per_s.push_back(r.number());
     if (!(w.rates_per_s.back() > 0)) r.fail("expected a rate > 0 requests/s, got " + r.value().dump());
-    // Bounded so that every arrival time stays finite, as simulate's --rate.
-    if (!(w.rates_per_s.back() >= 1e-6 && w.rates_per_s.back() <= 1e9))
+    if (!(w.rates_per_s.back() >= sim::kMinRatePerS && w.rates_per_s.back() <= sim::kMaxRatePerS))
       r.fail("expected a rate in [1e-6, 1e9] requests/s, got " + r.value().dump());
   }
   w.requests = int_at_least(node.at("requests"), 1);
@@ -178,8 +179,8 @@ SimOptionsConfig parse_sim_options(const JsonNode& node) {
   if (node.has("shared_gpu")) s.shared_gpu = node.at("shared_gpu").boolean();
   if (node.has("artifact_timing")) s.artifact_timing = node.at("artifact_timing").boolean();
   if (node.has("query_tokens")) s.query_tokens = node.at("query_tokens").integer_at_least(0);
-  if (node.has("request_rtt_ms")) s.request_rtt_ms = node.at("request_rtt_ms").number_in(0, 1e6);
-  if (node.has("chunk_rtt_ms")) s.chunk_rtt_ms = node.at("chunk_rtt_ms").number_in(0, 1e6);
+  if (node.has("request_rtt_ms")) s.request_rtt_ms = node.at("request_rtt_ms").number_in(0, sim::kMaxRttMs);
+  if (node.has("chunk_rtt_ms")) s.chunk_rtt_ms = node.at("chunk_rtt_ms").number_in(0, sim::kMaxRttMs);
   return s;
 }
 
@@ -273,7 +274,7 @@ ExperimentConfig parse_experiment_config(const nlohmann::json& json, const std::
     for (const auto& slo : one_or_many(root.at("slo_s"), !simulates)) {
       c.slos_s.push_back(slo.number());
       if (!(c.slos_s.back() > 0)) slo.fail("expected an SLO > 0 seconds, got " + slo.value().dump());
-      if (c.slos_s.back() > 1e6) slo.fail("expected an SLO of at most 1e6 seconds, got " + slo.value().dump());
+      if (c.slos_s.back() > sim::kMaxSloS) slo.fail("expected an SLO of at most 1e6 seconds, got " + slo.value().dump());
     }
   if (root.has("hardware") && !root.at("hardware").value().is_null()) c.hardware = strings(root.at("hardware"));
   if (c.decode && c.decode->from_hardware && c.hardware.empty())

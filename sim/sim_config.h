@@ -51,6 +51,14 @@ struct SimConfig {
   TcpModel tcp;                        // the path: the tcp link model's, and the one emulate builds
 };
 
+// Bounds on the inputs' times, far beyond any experiment, so that every simulated time is finite (a
+// round trip of 1e308 ms once gave a TTFT of 1e305 s). simulate/emulate flags and experiment configs
+// check them, naming the flag or JSON path.
+inline constexpr double kMaxSloS = 1e6;          // slo_s, and a recompute time
+inline constexpr double kMaxRttMs = 1e6;         // request and chunk round trips
+inline constexpr double kMaxTraceOffsetS = 1e9;  // trace_offset_s
+inline constexpr double kMaxTraceScale = 1e6;    // capacity multiplier of a trace
+
 // The artifact's chunk_delay: what its adaptation charges for a text chunk, whatever its length.
 inline constexpr double kArtifactChunkDelay_s = 0.2;
 

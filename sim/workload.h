@@ -14,6 +14,8 @@ struct Request {
 // The most requests one workload may hold: each keeps its result in memory (measured: --requests 1e8
 // ended in a bare std::bad_alloc).
 inline constexpr size_t kMaxRequests = 1'000'000;
+// Poisson arrival rates, requests/s: every arrival time stays finite.
+inline constexpr double kMinRatePerS = 1e-6, kMaxRatePerS = 1e9;
 
 // One request for context 0 at time 0.
 std::vector<Request> single_request();
