@@ -30,8 +30,14 @@ std::optional<nlohmann::json> ProfileCache::load(const nlohmann::json& inputs) c
   } catch (const common::JsonError& e) {
     throw std::runtime_error(std::string(e.what()) + " (a corrupt profile cache entry: delete it to re-profile)");
   }
-  if (!entry.is_object() || !entry.contains("inputs") || !entry.contains("result"))
-    throw std::runtime_error(file.string() + ": corrupt profile cache entry (delete it to re-profile)");
+  const auto refuse = [&](const std::string& why) {
+    throw std::runtime_error(file.string() + ": corrupt profile cache entry: " + why + " (delete it to re-profile)");
+  };
+  if (!entry.is_object()) refuse("not a JSON object");
+  if (entry.value("format", nlohmann::json()) != kFormat) refuse("\"format\" is not \"" + std::string(kFormat) + "\"");
+  if (entry.value("version", nlohmann::json()) != kVersion)
+    refuse("\"version\" is not " + std::to_string(kVersion) + ", the version this build reads");
+  if (!entry.contains("inputs") || !entry.contains("result")) refuse("no \"inputs\" or no \"result\"");
   if (entry.at("inputs") != inputs) return std::nullopt;  // a hash collision: measure again
   return entry.at("result");
 }
@@ -40,7 +46,7 @@ void ProfileCache::store(const nlohmann::json& inputs, const nlohmann::json& res
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);
   if (ec) throw std::runtime_error(dir_.string() + ": cannot create the profile cache: " + ec.message());
-  const nlohmann::json entry = {{"format", "kvstream-profile-cache"}, {"version", 1}, {"inputs", inputs}, {"result", result}};
+  const nlohmann::json entry = {{"format", kFormat}, {"version", kVersion}, {"inputs", inputs}, {"result", result}};
   common::write_file_atomically(path(key(inputs)), [&](std::ostream& out) { out << entry.dump(1) << "\n"; });
 }
 

@@ -3,7 +3,8 @@
 // trace, policy and SLO, and by later runs. An entry is named by the hash of everything
 // the measurement depends on (model, the context's tokens, chunking, codecs, levels, profiler
 // version) and holds those inputs beside the result, so a hash collision is detected, not used.
-// Entries are written atomically; a corrupt entry is reported with its path.
+// Entries are written atomically (a reader sees a whole entry or none); an entry that is not valid
+// JSON, or not of this format and version, is an error naming its path, never a silent miss.
 #pragma once
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -14,6 +15,10 @@ namespace kvstream::profiling {
 
 class ProfileCache {
  public:
+  // Every entry says what it is; an entry of another format or version is refused, not reused.
+  static constexpr const char* kFormat = "kvstream-profile-cache";
+  static constexpr int kVersion = 1;
+
   // Default directory: $KVSTREAM_PROFILE_CACHE, else the user cache's kvstream/profiles
   // ($XDG_CACHE_HOME or ~/.cache).
   static std::filesystem::path default_dir();
