@@ -14,7 +14,7 @@ struct Pchip {
 
   // The curve's points as knots. Points of equal KL keep the one of fewest bytes (the one a codec
   // would be run at); what is left must be at least two knots.
-  static Pchip through(const std::vector<RdPoint>& points, const std::string& name) {
+  static Pchip through(const std::vector<RdSample>& points, const std::string& name) {
     std::vector<std::pair<double, double>> knots;  // (ln KL, ln bytes)
     for (size_t i = 0; i < points.size(); ++i) {
       const auto& p = points[i];
@@ -97,14 +97,14 @@ struct Pchip {
 
 }  // namespace
 
-double rd_log_bytes_at(const std::vector<RdPoint>& points, double x) {
+double rd_log_bytes_at(const std::vector<RdSample>& points, double x) {
   const Pchip curve = Pchip::through(points, "curve");
   if (!(x >= curve.x.front() && x <= curve.x.back()))
     throw std::invalid_argument("ln KL " + std::to_string(x) + " is outside the curve's range");
   return curve.value(x);
 }
 
-BdRate bd_rate(const std::vector<RdPoint>& test, const std::vector<RdPoint>& reference,
+BdRate bd_rate(const std::vector<RdSample>& test, const std::vector<RdSample>& reference,
                std::optional<std::pair<double, double>> kl_range, const std::string& test_name,
                const std::string& reference_name) {
   const Pchip t = Pchip::through(test, test_name), r = Pchip::through(reference, reference_name);

@@ -19,7 +19,7 @@
 
 namespace kvstream::eval {
 
-struct RdPoint {
+struct RdSample {
   double bytes = 0;  // > 0
   double kl = 0;     // > 0: a lossless point (KL 0) has no place on a log axis
 };
@@ -33,12 +33,12 @@ struct BdRate {
 // `test` against `reference`, over the KL range both cover, within `kl_range` when given.
 // Throws std::invalid_argument naming `test_name` / `reference_name` when a curve has fewer than two
 // points of distinct KL, a point is not positive and finite, or the ranges do not overlap.
-BdRate bd_rate(const std::vector<RdPoint>& test, const std::vector<RdPoint>& reference,
+BdRate bd_rate(const std::vector<RdSample>& test, const std::vector<RdSample>& reference,
                std::optional<std::pair<double, double>> kl_range = std::nullopt,
                const std::string& test_name = "test", const std::string& reference_name = "reference");
 
 // The PCHIP interpolant of ln bytes over ln KL through `points` (exposed for tests and plots):
 // ln bytes at ln KL = `x`, for x within the points' range.
-double rd_log_bytes_at(const std::vector<RdPoint>& points, double x);
+double rd_log_bytes_at(const std::vector<RdSample>& points, double x);
 
 }  // namespace kvstream::eval

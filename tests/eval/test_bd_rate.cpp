@@ -11,15 +11,15 @@ namespace kvstream::eval {
 namespace {
 
 // Points on ln bytes = a + b·ln KL at the given KLs.
-std::vector<RdPoint> on_line(double a, double b, const std::vector<double>& kls) {
-  std::vector<RdPoint> points;
+std::vector<RdSample> on_line(double a, double b, const std::vector<double>& kls) {
+  std::vector<RdSample> points;
   for (const double kl : kls) points.push_back({std::exp(a + b * std::log(kl)), kl});
   return points;
 }
 
 // Irregular curves, the shape of CacheGen's levels and of a better codec's.
-const std::vector<RdPoint> kReference = {{100000, 0.012}, {70000, 0.05}, {55000, 0.078}, {40000, 0.107}, {30000, 0.2}};
-const std::vector<RdPoint> kTest = {{60000, 0.004}, {45000, 0.01}, {30000, 0.03}, {22000, 0.06}, {15000, 0.15}};
+const std::vector<RdSample> kReference = {{100000, 0.012}, {70000, 0.05}, {55000, 0.078}, {40000, 0.107}, {30000, 0.2}};
+const std::vector<RdSample> kTest = {{60000, 0.004}, {45000, 0.01}, {30000, 0.03}, {22000, 0.06}, {15000, 0.15}};
 
 TEST(BdRate, ACurveAgainstItselfIsZero) {
   const auto r = bd_rate(kReference, kReference);
@@ -29,7 +29,7 @@ TEST(BdRate, ACurveAgainstItselfIsZero) {
 }
 
 TEST(BdRate, HalfTheBytesAtEveryPointIsMinusOneHalf) {
-  std::vector<RdPoint> half = kReference;
+  std::vector<RdSample> half = kReference;
   for (auto& p : half) p.bytes /= 2;
   EXPECT_NEAR(bd_rate(half, kReference).bd_rate, -0.5, 1e-12);
   EXPECT_NEAR(bd_rate(kReference, half).bd_rate, 1.0, 1e-12);
@@ -55,14 +55,14 @@ TEST(BdRate, MatchesSciPysPchipOnIrregularCurves) {
   EXPECT_NEAR(r.kl_lo, 0.012, 1e-12);
   EXPECT_NEAR(r.kl_hi, 0.15, 1e-12);
   EXPECT_NEAR(bd_rate(kTest, kReference, std::pair{0.02, 0.1}).bd_rate, -0.6425390887578895, 1e-12);
-  const std::vector<RdPoint> bumpy = {{100, 0.01}, {300, 0.02}, {200, 0.05}, {250, 0.1}};
+  const std::vector<RdSample> bumpy = {{100, 0.01}, {300, 0.02}, {200, 0.05}, {250, 0.1}};
   EXPECT_NEAR(rd_log_bytes_at(bumpy, std::log(0.03)), 5.535862890035719, 1e-12);
   EXPECT_NEAR(rd_log_bytes_at(bumpy, std::log(0.015)), 5.46482640073351, 1e-12);
   EXPECT_NEAR(rd_log_bytes_at(bumpy, std::log(0.07)), 5.350285514513825, 1e-12);
 }
 
 TEST(BdRate, TheInterpolantDoesNotOvershootBetweenPoints) {
-  const std::vector<RdPoint> step = {{1000, 0.001}, {1000, 0.01}, {100, 0.02}, {100, 0.1}};
+  const std::vector<RdSample> step = {{1000, 0.001}, {1000, 0.01}, {100, 0.02}, {100, 0.1}};
   for (double x = std::log(0.001); x <= std::log(0.1); x += 0.01) {
     const double y = rd_log_bytes_at(step, x);
     EXPECT_GE(y, std::log(100.0) - 1e-12);
@@ -71,7 +71,7 @@ TEST(BdRate, TheInterpolantDoesNotOvershootBetweenPoints) {
 }
 
 TEST(BdRate, OfPointsWithEqualKlTheFewestBytesCount) {
-  std::vector<RdPoint> with_worse = kReference;
+  std::vector<RdSample> with_worse = kReference;
   with_worse.push_back({kReference[2].bytes * 3, kReference[2].kl});
   EXPECT_NEAR(bd_rate(with_worse, kReference).bd_rate, 0, 1e-12);
 }
