@@ -37,7 +37,7 @@ EmulationReport emulate_with(const sim::SimulationInputs& inputs, const RealKv* 
   config.congestion_control = path.congestion_control;
   config.slow_start_after_idle = path.slow_start_after_idle;
   EmulatedNetwork net(config);
-  KvServer server(net.server(), real ? &real->payloads : nullptr);
+  KvServer server(net.server(), path.congestion_control, real ? &real->payloads : nullptr);
 
   sim::EventQueue events;
   events.use_real_time(zero);

@@ -21,9 +21,9 @@ void check_congestion_control(const std::string& name) {
                               available + ")");
 }
 
-// The kernel TCP settings of one end.
+// The kernel TCP settings of one end. The congestion control is set per socket (tcp.h), where root
+// may choose any the kernel offers; a namespace's default may be limited to the host's allowed list.
 void configure_tcp(const NetworkNamespace& ns, const NetworkConfig& config) {
-  write_net_sysctl(ns, "net/ipv4/tcp_congestion_control", config.congestion_control);
   write_net_sysctl(ns, "net/ipv4/tcp_slow_start_after_idle", config.slow_start_after_idle ? "1" : "0");
   // Every connection starts from the kernel's initial window, not from what an earlier one learnt.
   write_net_sysctl(ns, "net/ipv4/tcp_no_metrics_save", "1");

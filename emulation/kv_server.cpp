@@ -47,8 +47,9 @@ void serve(TcpSocket connection, const ChunkPayloads* payloads) {
 
 }  // namespace
 
-KvServer::KvServer(const NetworkNamespace& ns, const ChunkPayloads* payloads) : ns_(ns), payloads_(payloads) {
-  run_in(ns_, [&] { listener_ = listen_tcp(kServerAddress, 0, &port_); });
+KvServer::KvServer(const NetworkNamespace& ns, const std::string& congestion_control, const ChunkPayloads* payloads)
+    : ns_(ns), payloads_(payloads) {
+  run_in(ns_, [&] { listener_ = listen_tcp(kServerAddress, 0, &port_, congestion_control); });
   acceptor_ = std::thread([this] { accept_loop(); });
 }
 

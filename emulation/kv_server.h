@@ -23,7 +23,8 @@ class KvServer {
  public:
   // Listens on the server address of `ns` (an emulated network's server namespace). `payloads`
   // (which must outlive the server): the real bytes; nullptr: filler.
-  explicit KvServer(const NetworkNamespace& ns, const ChunkPayloads* payloads = nullptr);
+  // Its connections send with `congestion_control`.
+  KvServer(const NetworkNamespace& ns, const std::string& congestion_control, const ChunkPayloads* payloads = nullptr);
   ~KvServer();  // stops listening and waits for the connections to end (their clients close them)
   KvServer(const KvServer&) = delete;
   KvServer& operator=(const KvServer&) = delete;

@@ -80,9 +80,25 @@ bool TcpSocket::read_and_discard(size_t bytes, bool eof_ok_at_start) {
   return true;
 }
 
-TcpSocket listen_tcp(const std::string& address, uint16_t port, uint16_t* bound_port) {
+namespace {
+void set_congestion_control(const TcpSocket& s, const std::string& congestion_control) {
+  if (!congestion_control.empty() &&
+      ::setsockopt(s.fd(), IPPROTO_TCP, TCP_CONGESTION, congestion_control.data(), socklen_t(congestion_control.size())) != 0)
+    fail("setsockopt TCP_CONGESTION " + congestion_control);
+}
+}  // namespace
+
+std::string congestion_control_of(const TcpSocket& s) {
+  char name[32] = {};
+  socklen_t length = sizeof name;
+  if (::getsockopt(s.fd(), IPPROTO_TCP, TCP_CONGESTION, name, &length) != 0) fail("getsockopt TCP_CONGESTION");
+  return std::string(name, strnlen(name, std::min<size_t>(length, sizeof name)));
+}
+
+TcpSocket listen_tcp(const std::string& address, uint16_t port, uint16_t* bound_port, const std::string& congestion_control) {
   TcpSocket s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!s) fail("socket");
+  set_congestion_control(s, congestion_control);
   const int one = 1;
   ::setsockopt(s.fd(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   sockaddr_in in = address_of(address, port);
@@ -112,9 +128,7 @@ TcpSocket accept_tcp(const TcpSocket& listener) {
 TcpSocket connect_tcp(const std::string& address, uint16_t port, const std::string& congestion_control) {
   TcpSocket s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!s) fail("socket");
-  if (!congestion_control.empty() &&
-      ::setsockopt(s.fd(), IPPROTO_TCP, TCP_CONGESTION, congestion_control.data(), socklen_t(congestion_control.size())) != 0)
-    fail("setsockopt TCP_CONGESTION " + congestion_control);
+  set_congestion_control(s, congestion_control);
   const int one = 1;
   ::setsockopt(s.fd(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   const sockaddr_in in = address_of(address, port);

@@ -30,8 +30,13 @@ class TcpSocket {
   int fd_ = -1;
 };
 
-// A listener on `address:port` (port 0: any); `bound_port` gets the port chosen.
-TcpSocket listen_tcp(const std::string& address, uint16_t port, uint16_t* bound_port);
+// A listener on `address:port` (port 0: any); `bound_port` gets the port chosen. Its connections use
+// `congestion_control` (set on the listener, which accepted sockets inherit; "" = the namespace's
+// default). Per socket, not per namespace: a host may allow a namespace only some of the congestion
+// controls it offers (net.ipv4.tcp_allowed_congestion_control), while a root socket may take any.
+TcpSocket listen_tcp(const std::string& address, uint16_t port, uint16_t* bound_port, const std::string& congestion_control);
+// The congestion control `socket` uses.
+std::string congestion_control_of(const TcpSocket& socket);
 TcpSocket accept_tcp(const TcpSocket& listener);  // TCP_NODELAY set
 // A connection using `congestion_control` ("" = the namespace's default), TCP_NODELAY set.
 TcpSocket connect_tcp(const std::string& address, uint16_t port, const std::string& congestion_control);

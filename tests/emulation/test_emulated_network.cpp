@@ -25,10 +25,12 @@ std::shared_ptr<const traces::BandwidthTrace> constant_bps(double bps) {
 double fetch_s(EmulatedNetwork& net, size_t bytes, const std::string& cc) {
   uint16_t port = 0;
   TcpSocket listener;
-  run_in(net.server(), [&] { listener = listen_tcp(kServerAddress, 0, &port); });
+  run_in(net.server(), [&] { listener = listen_tcp(kServerAddress, 0, &port, cc); });
+  std::string server_cc;
   std::thread server([&] {
     ScopedNamespace inside(net.server());
     TcpSocket connection = accept_tcp(listener);
+    server_cc = congestion_control_of(connection);
     std::vector<uint8_t> data(bytes, 0x5a);
     connection.write_all(data.data(), data.size());
   });
@@ -40,6 +42,7 @@ double fetch_s(EmulatedNetwork& net, size_t bytes, const std::string& cc) {
     seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   });
   server.join();
+  EXPECT_EQ(server_cc, cc) << "the sender's congestion control";
   return seconds;
 }
 
