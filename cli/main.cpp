@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
       {"cdf-build", "build an offline per-model CDF table from profiling contexts", cdf_build_main},
       {"quality", "perplexity, KL and top-1 agreement (or task accuracy/F1) of the model on decoded KV, per codec and level",
        quality_main},
+      {"rd", "rate-distortion curves of codecs (bytes vs KL on text windows) and their BD-rate against CacheGen", rd_main},
       {"profile-prefill", "time prefill over a (prefix, chunk) grid and fit the simulator's cost model", profile_prefill_main},
       {"profile-decode", "measure decode throughput per codec and level into a hardware profile", profile_decode_main},
       {"kv-export", "prefill text windows with a model and write their KV cache (safetensors)", kv_export_main},

@@ -1,4 +1,4 @@
-// What the CLI does with a model, which needs LibTorch: the commands that run one (quality,
+// What the CLI does with a model, which needs LibTorch: the commands that run one (quality, rd,
 // kv-export, profile-prefill: cli/command.h), the measurer of the context sets of source "model"
 // that `kvstream run` hands to the runner, and the real KV of `emulate --model`.
 //
@@ -28,12 +28,13 @@ RealKvPreparer real_kv_preparer();                          // empty without the
 struct ModelBackend {
   int version;
   int (*quality_main)(const std::vector<std::string>& args);
+  int (*rd_main)(const std::vector<std::string>& args);
   int (*kv_export_main)(const std::vector<std::string>& args);
   int (*profile_prefill_main)(const std::vector<std::string>& args);
   profiling::ModelContextMeasurer measure_model_contexts;
   RealKvPreparer prepare_real_kv;
 };
-inline constexpr int kModelBackendVersion = 1;
+inline constexpr int kModelBackendVersion = 2;
 inline constexpr const char* kModelBackendSymbol = "kvstream_model_backend";
 inline constexpr const char* kModelPluginFile = "kvstream-models.so";
 

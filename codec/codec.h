@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -69,12 +70,20 @@ class SingleLevelCodec : public Codec {
   std::string spec_;  // canonical
 };
 
+// The option that sets a single-level codec's rate (quant's and KIVI's bits), and the values a
+// rate–distortion sweep measures when a spec leaves it out (codec/rate_sweep.h).
+struct RateKnob {
+  std::string key;
+  std::vector<std::string> values;  // fewest bytes first
+};
+
 struct CodecEntry {
   std::string name;
   CodecId id;
   std::string summary;  // one line for --help
   std::function<std::unique_ptr<Codec>(const common::Spec&)> make;
   std::function<KvCache(const ParsedBitstream&, const DecodeContext&)> decode;
+  std::optional<RateKnob> rate_knob = std::nullopt;  // none: a ladder's levels, or lossless
 };
 
 const std::vector<CodecEntry>& codec_registry();

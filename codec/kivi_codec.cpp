@@ -202,7 +202,7 @@ CodecEntry kivi_codec_entry() {
             if (bits == 3) spec.fail("option bits=3: expected 2 or 4");
             return std::unique_ptr<Codec>(new KiviCodec(bits, spec.integer("group", 32, kMinGroup, kMaxGroup)));
           },
-          decode};
+          decode, RateKnob{"bits", {"2", "4"}}};
 }
 
 }  // namespace kvstream::codec

@@ -92,7 +92,7 @@ CodecEntry quant_codec_entry() {
             spec.only({"bits"});
             return std::unique_ptr<Codec>(new QuantCodec(spec.integer("bits", 8, kMinBits, kMaxBits)));
           },
-          decode};
+          decode, RateKnob{"bits", {"2", "3", "4", "5", "6", "7", "8"}}};
 }
 
 }  // namespace kvstream::codec

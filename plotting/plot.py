@@ -4,7 +4,7 @@
     /usr/bin/python3 plotting/plot.py RESULT_DIR [--figures kind,kind,...]
 
 Reads RESULT_DIR/{config.json, summary.csv, runs.jsonl, levels.csv}, or the fidelity.jsonl that
-`kvstream fidelity` writes, and writes
+`kvstream fidelity` writes, or the rd.jsonl that `kvstream rd --out` writes, and writes
 RESULT_DIR/figures/<kind>.png and .svg for each kind, printing one line per file written.
 Exit status 0 on success, 2 on bad input (message on stderr, no traceback).
 """
@@ -148,6 +148,30 @@ def read_fidelity(path):
     return dict(errors)
 
 
+def read_rd(path):
+    """rd.jsonl reduced to its curves: {codec: {"points": [(kl_mean, ratio_vs_fp16), ...], "bd_rate": x or None}}.
+    Point lines have "point", curve lines "bd_rate_vs_cachegen"."""
+    curves = defaultdict(lambda: {"points": [], "bd_rate": None})
+    for line, where in json_lines(path):
+        try:
+            codec = line["codec"]
+            if not isinstance(codec, str):
+                raise TypeError("codec")
+            if "point" in line:
+                kl, ratio = line["kl_mean"], line["ratio_vs_fp16"]
+                if not (is_number(kl) and is_number(ratio)):
+                    raise TypeError("kl_mean or ratio_vs_fp16")
+                curves[codec]["points"].append((float(kl), float(ratio)))
+            else:
+                bd = line["bd_rate_vs_cachegen"]
+                if bd is not None and not is_number(bd):
+                    raise TypeError("bd_rate_vs_cachegen")
+                curves[codec]["bd_rate"] = bd
+        except (KeyError, TypeError, AttributeError) as e:
+            raise PlotError(f"{where}: not an rd line (missing or bad {e})") from None
+    return dict(curves)
+
+
 def read_config(path):
     """config.json as a dict."""
     try:
@@ -206,6 +230,10 @@ class Result:
     @cached_property
     def fidelity(self):
         return self._read_if_present("fidelity.jsonl", read_fidelity)
+
+    @cached_property
+    def rd(self):
+        return self._read_if_present("rd.jsonl", read_rd)
 
 
 # ---------------------------------------------------------------- shared helpers
@@ -493,6 +521,33 @@ def draw_fidelity(result):
     return fig
 
 
+def draw_rd(result):
+    """rd.jsonl: each codec's rate-distortion curve, KL (x, log) against the compression ratio vs fp16 (y, log),
+    one line per codec through its points in order of KL; the legend gives its BD-rate against cachegen.
+    Points with KL 0 (lossless) cannot sit on a log axis and are left out."""
+    curves = result.rd
+    codec_colour = colours(curves)
+    fig, axes = panel_grid(1, f"{result.name}: rate-distortion")
+    ax = axes[0]
+    plotted = False
+    missing = []
+    for codec in sorted(curves):
+        points = sorted((kl, ratio) for kl, ratio in curves[codec]["points"] if kl > 0 and finite(kl) and finite(ratio))
+        if not points:
+            missing.append(codec)
+            continue
+        bd = curves[codec]["bd_rate"]
+        label = codec + (f" (BD-rate {100 * bd:+.1f} %)" if bd is not None and finite(bd) else "")
+        ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", color=codec_colour[codec], label=label)
+        plotted = True
+    ax.set_yscale("log")
+    if plotted:
+        ax.legend(loc="upper left", fontsize="small")
+    finish_panel(ax, "bytes vs quality", plotted, missing, "KL(reference || decoded), mean per token",
+                 "compression vs fp16 (×)", log_x=True)
+    return fig
+
+
 DRAW = {
     "size_quality": draw_size_quality,
     "ttft_vs_bandwidth": draw_ttft_vs_bandwidth,
@@ -500,6 +555,7 @@ DRAW = {
     "ttft_cdf": draw_ttft_cdf,
     "ttft_vs_load": draw_ttft_vs_load,
     "fidelity": draw_fidelity,
+    "rd": draw_rd,
 }
 
 
@@ -513,6 +569,8 @@ def missing_input(result, kind):
         name, rows = "runs.jsonl", result.runs
     elif kind == "fidelity":
         name, rows = "fidelity.jsonl", result.fidelity
+    elif kind == "rd":
+        name, rows = "rd.jsonl", result.rd
     else:
         name, rows = "summary.csv", result.summary
     path = result.path(name)

@@ -229,6 +229,28 @@ class PlotTest(unittest.TestCase):
             f.write(json.dumps({"simulated": {"tcp": {"ttft_errors": ["x"], "chunk_errors": []}}}) + "\n")
         self.assert_error(run_plot(directory, "--figures", "fidelity"), "fidelity.jsonl:3", "ttft_errors")
 
+    def test_rd_results_draw_the_curves(self):
+        directory = os.path.join(self.tmp, "rd")
+        os.makedirs(directory)
+        with open(os.path.join(directory, "rd.jsonl"), "w") as f:
+            for codec, ratios in (("cachegen", (7.0, 5.2, 4.1)), ("quant", (3.9, 2.0))):
+                for i, ratio in enumerate(ratios):
+                    f.write(json.dumps({"codec": codec, "point": f"level={i + 1}", "kl_mean": 0.1 / (i + 1) ** 2,
+                                        "ratio_vs_fp16": ratio}) + "\n")
+            f.write(json.dumps({"codec": "fp16", "point": "level=1", "kl_mean": 0.0, "ratio_vs_fp16": 1.0}) + "\n")
+            for codec, bd in (("cachegen", 0.0), ("quant", 0.8), ("fp16", None)):
+                f.write(json.dumps({"codec": codec, "bd_rate_vs_cachegen": bd, "kl_range": None}) + "\n")
+        process = run_plot(directory)
+        self.assertEqual(process.returncode, 0, process.stderr)
+        self.assertEqual(kinds_written(process), ["rd"])
+        with open(os.path.join(directory, "figures", "rd.svg")) as f:
+            svg = f.read()
+        self.assertIn("BD-rate +80.0 %", svg)
+        self.assertIn("no finite value: fp16", svg)
+        with open(os.path.join(directory, "rd.jsonl"), "a") as f:
+            f.write(json.dumps({"codec": "kivi", "point": "bits=2", "kl_mean": "high", "ratio_vs_fp16": 5}) + "\n")
+        self.assert_error(run_plot(directory, "--figures", "rd"), "rd.jsonl:10", "kl_mean")
+
     def test_missing_result_dir_is_an_error(self):
         self.assert_error(run_plot(os.path.join(self.tmp, "does-not-exist")), "does-not-exist")
         self.assert_error(run_plot(os.path.join(self.full, "config.json")), "not a directory")
