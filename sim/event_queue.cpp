@@ -8,6 +8,10 @@
 namespace kvstream::sim {
 
 void EventQueue::schedule(double at_s, Handler handler) {
+  // In real time the clock moves on between the reading a time was computed from and this call (a
+  // request's arrival, computed before the handler that starts it ran at the clock's later time):
+  // such an event runs now, late by that much, as it would on a real machine.
+  if (real_time_ && std::isfinite(at_s) && at_s < now_s_) at_s = now_s_;
   if (!(at_s >= now_s_) || std::isinf(at_s))
     throw std::logic_error("EventQueue: event scheduled at " + std::to_string(at_s) + " s, before now (" +
                            std::to_string(now_s_) + " s) or at infinity");

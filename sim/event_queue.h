@@ -24,7 +24,8 @@ class EventQueue {
   double now_s() const { return now_s_; }
   uint64_t events_run() const { return events_run_; }
 
-  // Runs `handler` at time `at_s` (>= now_s(); earlier times are a logic error and throw).
+  // Runs `handler` at time `at_s` (>= now_s(); earlier times are a logic error and throw, except in
+  // real time, where an earlier time runs now, late).
   void schedule(double at_s, Handler handler);
   // Runs events in (time, sequence) order until the queue is empty (and, in real time, no hold()
   // is outstanding).

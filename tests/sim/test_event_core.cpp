@@ -1,6 +1,9 @@
 // The event queue, the links and the executor on their own.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <limits>
+
 #include "sim/event_queue.h"
 #include "sim/executor.h"
 #include "sim/link.h"
@@ -23,6 +26,21 @@ TEST(EventQueue, RunsInTimeOrderWithSchedulingOrderBreakingTies) {
   EXPECT_EQ(events.events_run(), 4u);
   EXPECT_DOUBLE_EQ(events.now_s(), 2.0);
   EXPECT_THROW(events.schedule(1.0, [] {}), std::logic_error);
+}
+
+// In real time a posted handler runs at the clock's time, so a time computed before it ran can be
+// past by the time it schedules: that event runs at once (late), not as a logic error.
+TEST(EventQueue, InRealTimeAPastTimeRunsNow) {
+  EventQueue events;
+  events.use_real_time(std::chrono::steady_clock::now());
+  double ran_at_s = -1, posted_at_s = -1;
+  events.post([&] {
+    posted_at_s = events.now_s();
+    events.schedule(posted_at_s / 2, [&] { ran_at_s = events.now_s(); });  // already past
+  });
+  events.run();
+  EXPECT_GE(ran_at_s, posted_at_s);
+  EXPECT_THROW(events.schedule(std::numeric_limits<double>::infinity(), [] {}), std::logic_error);
 }
 
 TEST(SharedLink, ConcurrentTransfersShareCapacityFairly) {
