@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "cli/command.h"
+#include "cli/text_window_flags.h"
 #include "codec/codec.h"
 #include "eval/task_quality.h"
 #include "eval/text_quality.h"
@@ -34,13 +35,9 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
     ("json", po::bool_switch(&o.json), "one JSON object per (codec, level)");
   po::options_description window("text-window mode (defaults: stories260K and .bin models | smollm2, .gguf, HF)");
   window.add_options()
-    ("text", po::value(&q.text_path), "text file, data-resolved (tinystories_val.txt | wikitext2/wiki.test.raw)")
     ("contexts", po::value(&q.contexts), "number of text windows (8 | 2)")
-    ("context-tokens", po::value(&q.context_tokens), "context tokens T, prefilled then encoded (384 | 1024)")
-    ("continuation-tokens", po::value(&q.continuation_tokens), "real tokens K scored after the context (64 | 64)")
-    ("window-chars", po::value(&q.window_chars), "characters per window (2400 | 6000)")
-    ("stride-chars", po::value(&q.stride_chars), "characters between window starts (3000 | 20000)")
     ("greedy-tokens", po::value(&q.greedy_tokens), "greedy tokens compared for greedy_match_tokens (16 | 8)");
+  add_text_window_options(window, q);
   po::options_description task("task mode");
   task.add_options()
     ("tasks", po::value(&t.tasks_path), "LongChat or LongBench JSONL, data-resolved (e.g. text/cachegen/longchat.jsonl)")
@@ -85,13 +82,9 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
   t.truncation = truncate == "left" ? eval::PromptTruncation::kLeft : eval::PromptTruncation::kMiddle;
 
   // Defaults follow the model; options given on the command line win.
+  apply_text_window_defaults(vm, o.model_name, q);
   const eval::QualityOptions defaults = eval::quality_defaults(o.model_name);
-  if (!vm.count("text")) q.text_path = defaults.text_path;
   if (!vm.count("contexts")) q.contexts = defaults.contexts;
-  if (!vm.count("context-tokens")) q.context_tokens = defaults.context_tokens;
-  if (!vm.count("continuation-tokens")) q.continuation_tokens = defaults.continuation_tokens;
-  if (!vm.count("window-chars")) q.window_chars = defaults.window_chars;
-  if (!vm.count("stride-chars")) q.stride_chars = defaults.stride_chars;
   if (!vm.count("greedy-tokens")) q.greedy_tokens = defaults.greedy_tokens;
   if (!codecs.empty()) q.codecs = t.codecs = codecs;
   if (!levels.empty())

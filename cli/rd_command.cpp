@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "cli/command.h"
+#include "cli/text_window_flags.h"
 #include "codec/rate_sweep.h"
 #include "common/atomic_file.h"
 #include "eval/rate_distortion.h"
@@ -34,12 +35,8 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
     ("json", po::bool_switch(&o.json), "one JSON object per point, then one per curve")
     ("out", po::value(&o.out_dir), "also write DIR/rd.jsonl (the --json lines) and draw DIR/figures/rd.png and .svg")
     ("no-figures", po::bool_switch(&o.no_figures), "with --out: do not call plotting/plot.py")
-    ("text", po::value(&q.text_path), "held-out text, data-resolved (tinystories_val.txt | wikitext2/wiki.test.raw)")
-    ("windows", po::value(&q.contexts)->default_value(kDefaultWindows), "text windows scored")
-    ("context-tokens", po::value(&q.context_tokens), "context tokens T, prefilled then encoded (384 | 1024)")
-    ("continuation-tokens", po::value(&q.continuation_tokens), "real tokens K scored after the context (64 | 64)")
-    ("window-chars", po::value(&q.window_chars), "characters per window (2400 | 6000)")
-    ("stride-chars", po::value(&q.stride_chars), "characters between window starts (3000 | 20000)");
+    ("windows", po::value(&q.contexts)->default_value(kDefaultWindows), "text windows scored");
+  add_text_window_options(options, q);
   po::variables_map vm;
   if (!parse_or_help(args,
                      "usage: kvstream rd [--model M] [--text FILE] [--windows N] [--codec SPEC ...] [--kl-range LO,HI]\n"
@@ -59,13 +56,8 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
                          codec_list_help(),
                      options, vm))
     return std::nullopt;
-  const eval::QualityOptions defaults = eval::quality_defaults(o.model_name);
-  if (!vm.count("text")) q.text_path = defaults.text_path;
-  if (!vm.count("context-tokens")) q.context_tokens = defaults.context_tokens;
-  if (!vm.count("continuation-tokens")) q.continuation_tokens = defaults.continuation_tokens;
-  if (!vm.count("window-chars")) q.window_chars = defaults.window_chars;
-  if (!vm.count("stride-chars")) q.stride_chars = defaults.stride_chars;
-  q.greedy_tokens = defaults.greedy_tokens;
+  apply_text_window_defaults(vm, o.model_name, q);
+  q.greedy_tokens = eval::quality_defaults(o.model_name).greedy_tokens;
   if (o.rd.codecs.empty()) o.rd.codecs = {"cachegen", "quant", "kivi"};
   if (q.contexts < 1 || q.context_tokens < 1) throw po::error("--windows and --context-tokens must be positive");
   if (vm.count("kl-range")) {
