@@ -14,7 +14,8 @@
 #
 # Copy the profiles into profiling/hardware/measured/ to ship them: there they replace the analytic
 # profile of the same name (docs/PROFILES.md).
-# Variables: PYTHON (default python3), OUT (where the profiles go), GPU_PREFILL_ARGS (extra options of
+# Variables: PYTHON (default python3), CUDA_ARCHS (default "80 90", as gpu-check.sh; sets
+# TORCH_CUDA_ARCH_LIST), OUT (where the profiles go), GPU_PREFILL_ARGS (extra options of
 # the tool, e.g. "--reps 5"; see build-gpu-prefill/gpu_prefill --help).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -53,6 +54,10 @@ EOF
 build=$repo/build-gpu-prefill
 out=${OUT:-$build/profiles}
 echo "gpu-prefill: configuring with LibTorch from $torch_info"
+# The architectures Torch's CMake config names in its flags; set, it skips probing the GPU.
+arch_list=""
+for a in ${CUDA_ARCHS:-80 90}; do arch_list+="${arch_list:+;}${a:0:-1}.${a: -1}"; done
+export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-$arch_list}
 mkdir -p "$build"
 generator=()
 if command -v ninja > /dev/null; then generator=(-G Ninja); fi  # else CMake's default (make)
