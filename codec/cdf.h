@@ -80,6 +80,19 @@ KVSTREAM_HD int lookup_symbol(const uint16_t* cdf, int m, const SymbolLookup<B>&
   return s + int((entry & kLookupStep) != 0 && cdf[s + 1] <= key);
 }
 
+// The same answer as lookup_symbol without a table: the largest symbol s < m with cdf[s] <= key, by
+// bisection (ceil(log2 m) steps). Needs a strictly increasing cdf with cdf[0] = 0 (cdf16_is_valid).
+// The GPU rANS decoder uses it on CDF rows staged in shared memory, where 2^B-byte tables do not fit.
+KVSTREAM_HD int search_symbol(const uint16_t* cdf, int m, uint32_t key) {
+  int step = 1;  // the largest power of two below m (1 for m <= 2)
+  while (2 * step < m) step *= 2;
+  // Invariant: cdf[s] <= key, and the answer lies in [s, s + 2·step).
+  int s = 0;
+  for (; step > 0; step /= 2)
+    if (s + step < m && cdf[s + step] <= key) s += step;
+  return s;
+}
+
 // A table read from a bitstream is usable iff it is strictly increasing from 0 to 65535 (with top(M-1) = 65536).
 inline bool cdf16_is_valid(const uint16_t* cdf, int m) {
   if (cdf[0] != 0 || cdf[m] != 65535) return false;

@@ -89,13 +89,18 @@ KVSTREAM_HD uint32_t rans_encode_group(const uint8_t* symbols, uint32_t n, int c
   return bytes;
 }
 
-// One decoding step of one state (the refill aside, which depends on how states share the word
-// stream): the symbol under the state's slot; the state afterwards may lie below L.
-KVSTREAM_HD int rans_decode_symbol(uint32_t& state, const uint16_t* row, const RansSymbolLookup& lookup, int m) {
-  const uint32_t slot = state & 0xFFFFu;
-  const int s = lookup_symbol(row, m, lookup, slot);
+// One decoding step of one state once the symbol s under its slot (state & 0xFFFF) is known, from
+// lookup_symbol or search_symbol (the same s). The refill aside, which depends on how states share
+// the word stream; the state afterwards may lie below L.
+KVSTREAM_HD void rans_decode_step(uint32_t& state, const uint16_t* row, int m, int s) {
   const uint32_t start = row[s];
-  state = (cdf_top(row, m, s) - start) * (state >> 16) + slot - start;
+  state = (cdf_top(row, m, s) - start) * (state >> 16) + (state & 0xFFFFu) - start;
+}
+
+// One decoding step with the row's lookup: returns the symbol under the state's slot.
+KVSTREAM_HD int rans_decode_symbol(uint32_t& state, const uint16_t* row, const RansSymbolLookup& lookup, int m) {
+  const int s = lookup_symbol(row, m, lookup, state & 0xFFFFu);
+  rans_decode_step(state, row, m, s);
   return s;
 }
 

@@ -1,11 +1,13 @@
 // Decoding a CacheGen chunk on the GPU (DietGPU-style: one format, per-thread code shared
 // with the CPU). Three launches per chunk:
-//   1. lookups: a thread per CDF row builds its slot -> symbol table (cdf.h, the CPU's code);
+//   1. lookups (AC; rANS only for rows too wide for shared memory): a thread per CDF row builds
+//      its slot -> symbol table (cdf.h, the CPU's code);
 //   2. entropy decode, every unit of the chunk (all sub-chunks) in one launch:
 //        ac:   a thread per (sub-chunk, row, channel) stream runs ac_decode_unit (arithmetic_coder.h);
-//        rans: a warp per (sub-chunk, row) group, a lane per state, runs rans_decode_symbol
-//              (rans_coder.h); the lanes that need a word take consecutive words in lane order (a
-//              ballot and a prefix popcount), which is exactly the CPU decoder's state order;
+//        rans: a warp per (sub-chunk, row) group, a lane per state, runs rans_decode_step
+//              (rans_coder.h) with the row's CDF staged in shared memory; the lanes that need a word
+//              take consecutive words in lane order (a ballot and a prefix popcount), which is
+//              exactly the CPU decoder's state order;
 //   3. dequantize: a thread per value, with round-to-nearest intrinsics so that no multiply-add is
 //      fused: the values equal the CPU's bit for bit.
 #include <cuda_fp16.h>
@@ -40,19 +42,40 @@ __global__ void ac_decode_kernel(GpuDecodeJob job, const uint8_t* data, const ui
                  symbols + (uint64_t(row) * job.tokens + s0) * job.channels + c, job.channels);
 }
 
+// rANS: a warp per (sub-chunk, row) group, a lane per state, and a block per row and run of
+// kRansWarpsPerBlock sub-chunks, because every group of a row codes with the same C CDF rows: the
+// block stages them in shared memory once and finds each symbol by bisection (search_symbol), which
+// keeps a lane's dependent chain per symbol (slot -> symbol -> state -> refill) out of global memory.
+// Rows too wide for shared memory (C·(M+1)·2 bytes above the device's opt-in limit, e.g. C = 4096
+// without grouped-query attention) use the 1 KiB lookups in global memory instead (kStaged false).
+// Either way each symbol is what the CPU's lookup_symbol gives.
+constexpr int kRansWarpsPerBlock = 4;
+
+template <bool kStaged>
 __global__ void rans_decode_kernel(GpuDecodeJob job, const uint8_t* data, const uint64_t* offset, const uint16_t* cdf,
                                    const RansSymbolLookup* lookups, uint8_t* symbols, int* corrupt) {
-  const uint64_t g = (blockIdx.x * uint64_t(blockDim.x) + threadIdx.x) / 32;  // a warp per group
-  const unsigned lane = threadIdx.x % 32;
-  if (g >= job.units) return;  // the whole warp leaves together
+  extern __shared__ uint16_t staged[];  // kStaged: the row's C CDF rows of M + 1 entries
   const int rows = 2 * job.layers, channels = job.channels, m = job.alphabet, states = job.rans_states;
-  const int64_t s0 = int64_t(g / rows) * job.sub_tokens;
-  const int row = int(g % rows);
+  const int64_t sub_chunks = (job.tokens + job.sub_tokens - 1) / job.sub_tokens;
+  const int64_t runs = (sub_chunks + kRansWarpsPerBlock - 1) / kRansWarpsPerBlock;  // blocks per row
+  const int row = int(blockIdx.x / runs);
+  const int64_t sub = int64_t(blockIdx.x % runs) * kRansWarpsPerBlock + threadIdx.x / 32;
+  const unsigned lane = threadIdx.x % 32;
+  const uint64_t row_cdf_size = uint64_t(channels) * (m + 1);
+  const uint16_t* row_cdf = cdf + row * row_cdf_size;
+  if (kStaged) {
+    for (uint64_t k = threadIdx.x; k < row_cdf_size; k += blockDim.x) staged[k] = row_cdf[k];
+    __syncthreads();
+    row_cdf = staged;
+  }
+  if (sub >= sub_chunks) return;  // the whole warp leaves together, after the staging
+  const RansSymbolLookup* row_lookups = lookups + uint64_t(row) * channels;  // !kStaged only
+
+  const uint64_t g = uint64_t(sub) * rows + row;  // LENS order: sub-chunk-major, then row
+  const int64_t s0 = sub * job.sub_tokens;
   const auto n = uint32_t((job.tokens - s0 < job.sub_tokens ? job.tokens - s0 : job.sub_tokens) * channels);
   const uint8_t* in = data + offset[g];
   const auto length = uint32_t(offset[g + 1] - offset[g]);  // >= 4N, checked by the host parser
-  const uint16_t* row_cdf = cdf + uint64_t(row) * channels * (m + 1);
-  const RansSymbolLookup* row_lookups = lookups + uint64_t(row) * channels;
   uint8_t* out = symbols + (uint64_t(row) * job.tokens + s0) * channels;
 
   const bool has_state = lane < unsigned(states);
@@ -63,14 +86,22 @@ __global__ void rans_decode_kernel(GpuDecodeJob job, const uint8_t* data, const 
   }
   bool bad = x < kRansLow;
   uint32_t pos = 4u * unsigned(states);
+  // This lane's symbol of a round is i = base + lane (state i mod N = lane), of channel i mod C,
+  // which advances by N mod C per round.
+  int c = int(lane % unsigned(channels));
+  const int c_step = states % channels;
   for (uint32_t base = 0; base < n; base += unsigned(states)) {
-    const uint32_t i = base + lane;  // this lane's symbol of the round: state i mod N = lane
+    const uint32_t i = base + lane;
     bool refill = false;
     if (has_state && i < n) {
-      const int c = int(i % unsigned(channels));
-      out[i] = static_cast<uint8_t>(rans_decode_symbol(x, row_cdf + c * (m + 1), row_lookups[c], m));
+      const uint16_t* channel_cdf = row_cdf + c * (m + 1);
+      const uint32_t slot = x & 0xFFFFu;
+      const int s = kStaged ? search_symbol(channel_cdf, m, slot) : lookup_symbol(channel_cdf, m, row_lookups[c], slot);
+      rans_decode_step(x, channel_cdf, m, s);
+      out[i] = static_cast<uint8_t>(s);
       refill = x < kRansLow;
     }
+    // The lanes that need a word take consecutive words in lane order: the CPU decoder's state order.
     const unsigned needing = __ballot_sync(0xFFFFFFFFu, refill);
     if (refill) {
       const uint32_t p = pos + 2u * unsigned(__popc(needing & ((1u << lane) - 1u)));
@@ -79,9 +110,34 @@ __global__ void rans_decode_kernel(GpuDecodeJob job, const uint8_t* data, const 
       bad |= !inside;
     }
     pos += 2u * unsigned(__popc(needing));
+    c += c_step;
+    if (c >= channels) c -= channels;
   }
   bad |= x != kRansLow || (lane == 0 && pos != length);
   if (bad) atomicOr(corrupt, 1);
+}
+
+// Launches the rANS decode of every group of the chunk, staged when the row's CDF fits.
+void launch_rans_decode(const GpuDecodeJob& job, const uint16_t* cdf, const uint8_t* data, const uint64_t* offset,
+                        uint8_t* symbols, int* corrupt) {
+  const uint64_t rows = uint64_t(2 * job.layers), cdf_rows = rows * job.channels;
+  const uint64_t sub_chunks = (uint64_t(job.tokens) + job.sub_tokens - 1) / job.sub_tokens;
+  const auto blocks = unsigned(rows * ((sub_chunks + kRansWarpsPerBlock - 1) / kRansWarpsPerBlock));
+  const unsigned threads = 32 * kRansWarpsPerBlock;
+  const size_t staged_bytes = size_t(job.channels) * (job.alphabet + 1) * sizeof(uint16_t);
+  int device = 0, shared_limit = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  check(cudaDeviceGetAttribute(&shared_limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), "cudaDeviceGetAttribute");
+  if (staged_bytes <= size_t(shared_limit)) {
+    check(cudaFuncSetAttribute(rans_decode_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(staged_bytes)),
+          "cudaFuncSetAttribute");
+    rans_decode_kernel<true><<<blocks, threads, staged_bytes>>>(job, data, offset, cdf, nullptr, symbols, corrupt);
+  } else {
+    const DeviceArray<RansSymbolLookup> lookups(cdf_rows);
+    build_lookups_kernel<<<blocks_for(cdf_rows), kBlock>>>(cdf, job.alphabet, cdf_rows, lookups.data());
+    rans_decode_kernel<false><<<blocks, threads>>>(job, data, offset, cdf, lookups.data(), symbols, corrupt);
+    check(cudaDeviceSynchronize(), "the rANS decode kernel");  // before the lookups are freed
+  }
 }
 
 // x̂ = (s - Q) / Q · m, plus the decoded anchor in anchor/delta mode: the CPU's dequantize_chunk
@@ -130,10 +186,7 @@ bool gpu_decode_chunk(const GpuDecodeJob& job, GpuDecodeResult& result, std::str
   {
     GpuTimer timer;
     if (job.rans) {
-      const DeviceArray<RansSymbolLookup> lookups(cdf_rows);
-      build_lookups_kernel<<<blocks_for(cdf_rows), kBlock>>>(cdf.data(), job.alphabet, cdf_rows, lookups.data());
-      rans_decode_kernel<<<blocks_for(job.units * 32), kBlock>>>(job, data.data(), offset.data(), cdf.data(), lookups.data(),
-                                                                 symbols.data(), corrupt.data());
+      launch_rans_decode(job, cdf.data(), data.data(), offset.data(), symbols.data(), corrupt.data());
       result.entropy_ms = timer.stop_ms();
     } else {
       const DeviceArray<uint8_t> codes(job.ac_codes, job.units);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <random>
 
 #include "codec/bitstream.h"
 #include "codec/bitstream_error.h"
@@ -54,6 +55,27 @@ TEST(GpuDecode, EqualsTheCpuDecoderBitForBit) {
           ASSERT_EQ(cpu.size(), gpu.size());
           ASSERT_EQ(std::memcmp(cpu.data(), gpu.data(), cpu.size() * sizeof(float)), 0);
         }
+}
+
+// The rANS kernel stages a row's C CDF rows in shared memory when they fit (C·(M+1)·2 bytes: 66 KiB
+// at C = 1024, M = 32) and uses global lookups when they do not (264 KiB at C = 4096, as Llama-2-7B
+// without grouped-query attention): both paths on synthetic KV, for default and 32 states.
+TEST(GpuDecode, RansEqualsTheCpuWithRowsStagedOrTooWideToStage) {
+  if (!have_gpu()) GTEST_SKIP() << "needs a GPU (" << cuda_device_info().description << ")";
+  std::mt19937 rng(3);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (const int heads : {8, 32}) {
+    KvCache kv(KvShape{2, heads, 128, 80});
+    for (auto& v : kv.values()) v = normal(rng);
+    for (const std::string spec : {"cachegen:entropy=rans", "cachegen:entropy=rans,states=32,sub=32"}) {
+      SCOPED_TRACE(spec + ", C = " + std::to_string(heads * 128));
+      const auto bytes = make_codec(spec)->encode(kv.all(), 3, 0);
+      const auto cpu = decode_bitstream(bytes).kv.values();
+      const auto gpu = gpu_decode_cachegen(bytes).kv.values();
+      ASSERT_EQ(cpu.size(), gpu.size());
+      ASSERT_EQ(std::memcmp(cpu.data(), gpu.data(), cpu.size() * sizeof(float)), 0);
+    }
+  }
 }
 
 TEST(GpuDecode, ACorruptRansGroupIsAnError) {

@@ -68,6 +68,19 @@ TEST(Rans, RoundTripsOnRandomModelsForEveryStateCount) {
   }
 }
 
+// The GPU decoder searches CDF rows staged in shared memory (search_symbol) where the CPU uses the
+// row's lookup (lookup_symbol): both must name the same symbol for every slot, every alphabet size.
+TEST(Rans, SearchedSymbolEqualsTheLookupsForEverySlot) {
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 300; ++trial) {
+    const int m = 1 + trial % kMaxAlphabet;
+    RandomModel model(m, 1, rng);
+    for (uint32_t slot = 0; slot <= 0xFFFFu; ++slot)
+      ASSERT_EQ(search_symbol(model.cdf.data(), m, slot), lookup_symbol(model.cdf.data(), m, model.lookups[0], slot))
+          << "m " << m << ", slot " << slot;
+  }
+}
+
 // The GPU encoder's rounds (cuda/gpu_encode.cu: a lane per state, a ballot of the lanes that give
 // out a word, rans_round_word_position to place it) run here lane by lane: the group's bytes must be
 // the sequential encoder's.
