@@ -6,14 +6,16 @@
 #                                          the build needs into .gpu-deps/ (git-ignored, never committed):
 #                                          nlohmann/json and zstd headers, libzstd.a, the GoogleTest
 #                                          sources Debian installs under /usr/src/googletest, and the KV fixture
-#   bash scripts/gpu-check.sh             on the GPU machine (with .gpu-deps/ carried along): builds the
+#   bash scripts/gpu-check.sh [--no-prefill]
+#                                          on the GPU machine (with .gpu-deps/ carried along): builds the
 #                                          codec with nvcc + g++ (no CMake needed), runs the GPU-vs-CPU
 #                                          identity tests (encode: same bytes; decode: same values), then
 #                                          prints the encode/decode table (bench/gpu_check.cpp) and
 #                                          writes the decode throughputs to $OUT (or build-gpu-check/)
 #                                          gpu_decode.json, for `kvstream profile-decode --from`; then
 #                                          scripts/gpu-prefill.sh: prefill profiles with the CUDA LibTorch of
-#                                          the machine's PyTorch (needs CMake and torch there), into $OUT
+#                                          the machine's PyTorch (needs CMake and torch there), into $OUT,
+#                                          unless --no-prefill (the codec checks alone)
 #
 # Variables: NVCC (default /usr/local/cuda/bin/nvcc), CXX (default g++), CUDA_ARCHS (default "80 90").
 set -euo pipefail
@@ -37,6 +39,12 @@ if [[ ${1:-} == --prepare ]]; then
   exit 0
 fi
 
+prefill=true
+case ${1:-} in
+  --no-prefill) prefill=false ;;
+  "") ;;
+  *) echo "usage: bash scripts/gpu-check.sh [--prepare | --no-prefill]" >&2; exit 2 ;;
+esac
 [[ -d $deps ]] || { echo "gpu-check: $deps is missing: run 'bash scripts/gpu-check.sh --prepare' where the packages are" >&2; exit 1; }
 nvcc=${NVCC:-/usr/local/cuda/bin/nvcc}
 cxx=${CXX:-g++}
@@ -78,8 +86,10 @@ echo "gpu-check: GPU-vs-CPU identity tests"
 KVSTREAM_DATA="$deps/data" "$build/test_gpu_codec" || failed+=("identity tests")
 echo "gpu-check: encode/decode table"
 "$build/gpu_check" "${OUT:-$build}/gpu_decode.json" || failed+=("table (a GPU result differs from the CPU's)")
-echo "gpu-check: GPU prefill profiles"
-bash "$repo/scripts/gpu-prefill.sh" || failed+=("prefill profiles")
+if $prefill; then
+  echo "gpu-check: GPU prefill profiles"
+  bash "$repo/scripts/gpu-prefill.sh" || failed+=("prefill profiles")
+fi
 if ((${#failed[@]})); then
   echo "gpu-check: FAILED: ${failed[*]}" >&2
   exit 1
