@@ -49,8 +49,8 @@ int main(int argc, char** argv) {
   const double fp16_bytes = double(shape.elements()) * 2;
   const auto gb_per_s = [fp16_bytes](double ms) { return fp16_bytes / (ms * 1e-3) / 1e9; };
 
-  std::printf("%-38s %5s %11s %9s %8s %9s %8s %9s %8s\n", "backend", "level", "bytes", "enc GB/s", "x D2D",
-              "dec GB/s", "x D2D", "same bits", "same KV");
+  std::printf("%-38s %5s %11s %9s %8s %9s %8s %7s %7s %9s %8s\n", "backend", "level", "bytes", "enc GB/s", "x D2D",
+              "dec GB/s", "x D2D", "ent ms", "deq ms", "same bits", "same KV");
   nlohmann::json throughputs = nlohmann::json::array();
   std::string device;
   int failures = 0;
@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
                                  "cachegen:entropy=rans,states=32,sub=16"})
     for (int level : {1, 2, 3}) {
       const auto cpu_bytes = make_codec(spec)->encode(kv.all(), level, 0);
-      std::vector<float> encode_ms, encode_copy_ms, decode_ms, decode_copy_ms;
+      std::vector<float> encode_ms, encode_copy_ms, decode_ms, decode_copy_ms, entropy_ms, dequantize_ms;
       GpuEncoded encoded;
       GpuDecoded decoded;
       for (int rep = 0; rep <= kRepetitions; ++rep) {
@@ -71,6 +71,8 @@ int main(int argc, char** argv) {
         encode_ms.push_back(encoded.encode_ms());
         encode_copy_ms.push_back(encoded.copy_ms);
         decode_ms.push_back(decoded.entropy_ms + decoded.dequantize_ms);
+        entropy_ms.push_back(decoded.entropy_ms);
+        dequantize_ms.push_back(decoded.dequantize_ms);
         decode_copy_ms.push_back(decoded.copy_ms);
       }
       device = decoded.device;
@@ -79,14 +81,16 @@ int main(int argc, char** argv) {
       const bool same_kv = cpu_kv.size() == decoded.kv.values().size() &&
                            std::memcmp(cpu_kv.data(), decoded.kv.values().data(), cpu_kv.size() * sizeof(float)) == 0;
       failures += !same_bits + !same_kv;
-      std::printf("%-38s %5d %11zu %9.1f %8.1f %9.1f %8.1f %9s %8s\n", spec.c_str(), level, cpu_bytes.size(),
+      std::printf("%-38s %5d %11zu %9.1f %8.1f %9.1f %8.1f %7.3f %7.3f %9s %8s\n", spec.c_str(), level, cpu_bytes.size(),
                   gb_per_s(median(encode_ms)), median(encode_ms) / median(encode_copy_ms), gb_per_s(median(decode_ms)),
-                  median(decode_ms) / median(decode_copy_ms), same_bits ? "yes" : "NO", same_kv ? "yes" : "NO");
+                  median(decode_ms) / median(decode_copy_ms), median(entropy_ms), median(dequantize_ms),
+                  same_bits ? "yes" : "NO", same_kv ? "yes" : "NO");
       throughputs.push_back({{"codec", spec}, {"level", level}, {"fp16_bytes_per_s", gb_per_s(median(decode_ms)) * 1e9}});
     }
   std::printf("GB/s: fp16 KV bytes over the kernel time (encode: quantize + CDF + entropy + compaction; decode:\n"
-              "lookups + entropy + dequantize), median of %d after a warm-up; x D2D: kernel time over a\n"
-              "device-to-device copy of the same fp16 bytes. Transfers between host and GPU are not included.\n",
+              "lookups + entropy + dequantize, also shown apart as ent ms and deq ms), median of %d after a\n"
+              "warm-up; x D2D: kernel time over a device-to-device copy of the same fp16 bytes. Transfers\n"
+              "between host and GPU are not included.\n",
               kRepetitions);
   if (argc > 1) {
     const nlohmann::json decode = {

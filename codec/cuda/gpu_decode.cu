@@ -42,14 +42,14 @@ __global__ void ac_decode_kernel(GpuDecodeJob job, const uint8_t* data, const ui
                  symbols + (uint64_t(row) * job.tokens + s0) * job.channels + c, job.channels);
 }
 
-// rANS: a warp per (sub-chunk, row) group, a lane per state, and a block per row and run of
-// kRansWarpsPerBlock sub-chunks, because every group of a row codes with the same C CDF rows: the
+// rANS: a warp per (sub-chunk, row) group, a lane per state, and a block per row and run of up to
+// kRansMaxWarpsPerBlock sub-chunks (a warp each), because every group of a row codes with the same C CDF rows: the
 // block stages them in shared memory once and finds each symbol by bisection (search_symbol), which
 // keeps a lane's dependent chain per symbol (slot -> symbol -> state -> refill) out of global memory.
 // Rows too wide for shared memory (C·(M+1)·2 bytes above the device's opt-in limit, e.g. C = 4096
 // without grouped-query attention) use the 1 KiB lookups in global memory instead (kStaged false).
 // Either way each symbol is what the CPU's lookup_symbol gives.
-constexpr int kRansWarpsPerBlock = 4;
+constexpr int kRansMaxWarpsPerBlock = 16;
 
 template <bool kStaged>
 __global__ void rans_decode_kernel(GpuDecodeJob job, const uint8_t* data, const uint64_t* offset, const uint16_t* cdf,
@@ -57,9 +57,10 @@ __global__ void rans_decode_kernel(GpuDecodeJob job, const uint8_t* data, const 
   extern __shared__ uint16_t staged[];  // kStaged: the row's C CDF rows of M + 1 entries
   const int rows = 2 * job.layers, channels = job.channels, m = job.alphabet, states = job.rans_states;
   const int64_t sub_chunks = (job.tokens + job.sub_tokens - 1) / job.sub_tokens;
-  const int64_t runs = (sub_chunks + kRansWarpsPerBlock - 1) / kRansWarpsPerBlock;  // blocks per row
+  const int warps = int(blockDim.x / 32);
+  const int64_t runs = (sub_chunks + warps - 1) / warps;  // blocks per row
   const int row = int(blockIdx.x / runs);
-  const int64_t sub = int64_t(blockIdx.x % runs) * kRansWarpsPerBlock + threadIdx.x / 32;
+  const int64_t sub = int64_t(blockIdx.x % runs) * warps + threadIdx.x / 32;
   const unsigned lane = threadIdx.x % 32;
   const uint64_t row_cdf_size = uint64_t(channels) * (m + 1);
   const uint16_t* row_cdf = cdf + row * row_cdf_size;
@@ -122,8 +123,11 @@ void launch_rans_decode(const GpuDecodeJob& job, const uint16_t* cdf, const uint
                         uint8_t* symbols, int* corrupt) {
   const uint64_t rows = uint64_t(2 * job.layers), cdf_rows = rows * job.channels;
   const uint64_t sub_chunks = (uint64_t(job.tokens) + job.sub_tokens - 1) / job.sub_tokens;
-  const auto blocks = unsigned(rows * ((sub_chunks + kRansWarpsPerBlock - 1) / kRansWarpsPerBlock));
-  const unsigned threads = 32 * kRansWarpsPerBlock;
+  // More warps per block share one staging (and fit more warps per multiprocessor under the shared
+  // memory limit); fewer leave more blocks for the multiprocessors when a row has few sub-chunks.
+  const auto warps = unsigned(sub_chunks < uint64_t(kRansMaxWarpsPerBlock) ? sub_chunks : kRansMaxWarpsPerBlock);
+  const auto blocks = unsigned(rows * ((sub_chunks + warps - 1) / warps));
+  const unsigned threads = 32 * warps;
   const size_t staged_bytes = size_t(job.channels) * (job.alphabet + 1) * sizeof(uint16_t);
   int device = 0, shared_limit = 0;
   check(cudaGetDevice(&device), "cudaGetDevice");
@@ -141,28 +145,31 @@ void launch_rans_decode(const GpuDecodeJob& job, const uint16_t* cdf, const uint
 }
 
 // x̂ = (s - Q) / Q · m, plus the decoded anchor in anchor/delta mode: the CPU's dequantize_chunk
-// (levels computed by IEEE division, no fused multiply-add).
-__device__ float dequantized(const GpuDecodeJob& job, const uint8_t* symbols, const uint16_t* scales, int q, int row,
-                             int64_t t, int c) {
-  const int s = symbols[(uint64_t(row) * job.tokens + t) * job.channels + c];
-  const float level = __fdiv_rn(float(s - q), float(q));
-  return __fmul_rn(level, __half2float(__ushort_as_half(scales[uint64_t(row) * job.tokens + t])));
-}
-
+// (levels computed by IEEE division, no fused multiply-add). A block per (token, row), its threads
+// across the channels: the row's levels (s - Q) / Q are divided once per block into shared memory,
+// and no thread divides an index.
 __global__ void dequantize_kernel(GpuDecodeJob job, const uint8_t* symbols, const uint16_t* scales, const uint8_t* row_q,
                                   float* out) {
-  const uint64_t idx = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x;
-  const uint64_t total = uint64_t(2 * job.layers) * job.tokens * job.channels;
-  if (idx >= total) return;
-  const int c = int(idx % job.channels);
-  const int64_t t = int64_t(idx / job.channels % job.tokens);
-  const int row = int(idx / (uint64_t(job.channels) * job.tokens));
+  __shared__ float level[kMaxAlphabet];
+  const int64_t t = blockIdx.x;
+  const int row = int(blockIdx.y), channels = job.channels;
   const int q = row_q[row];
-  float x = dequantized(job, symbols, scales, q, row, t, c);
-  if (job.delta_group > 0 && t % job.delta_group != 0)
-    x = __fadd_rn(x, dequantized(job, symbols, scales, q, row, t - t % job.delta_group, c));
+  for (int s = int(threadIdx.x); s < job.alphabet; s += int(blockDim.x)) level[s] = __fdiv_rn(float(s - q), float(q));
+  __syncthreads();
+  const uint64_t row_start = uint64_t(row) * job.tokens;
+  const uint8_t* token_symbols = symbols + (row_start + t) * channels;
+  const float scale = __half2float(__ushort_as_half(scales[row_start + t]));
+  const bool delta = job.delta_group > 0 && t % job.delta_group != 0;
+  const int64_t anchor = t - (job.delta_group > 0 ? t % job.delta_group : 0);
+  const uint8_t* anchor_symbols = symbols + (row_start + anchor) * channels;
+  const float anchor_scale = __half2float(__ushort_as_half(scales[row_start + anchor]));
   const int layer = row % job.layers, part = row / job.layers;
-  out[((uint64_t(layer) * 2 + part) * job.tokens + t) * job.channels + c] = x;
+  float* token_out = out + ((uint64_t(layer) * 2 + part) * job.tokens + t) * channels;
+  for (int c = int(threadIdx.x); c < channels; c += int(blockDim.x)) {
+    float x = __fmul_rn(level[token_symbols[c]], scale);
+    if (delta) x = __fadd_rn(x, __fmul_rn(level[anchor_symbols[c]], anchor_scale));
+    token_out[c] = x;
+  }
 }
 
 }  // namespace
@@ -200,7 +207,10 @@ bool gpu_decode_chunk(const GpuDecodeJob& job, GpuDecodeResult& result, std::str
   }
   {
     GpuTimer timer;
-    dequantize_kernel<<<blocks_for(elements), kBlock>>>(job, symbols.data(), scales.data(), row_q.data(), values.data());
+    const auto threads = unsigned(job.channels < kBlock ? (job.channels + 31) / 32 * 32 : kBlock);
+    if (job.tokens > 0)
+      dequantize_kernel<<<dim3(unsigned(job.tokens), unsigned(rows)), threads>>>(job, symbols.data(), scales.data(),
+                                                                                  row_q.data(), values.data());
     result.dequantize_ms = timer.stop_ms();
     check(cudaGetLastError(), "the dequantize kernel");
   }
