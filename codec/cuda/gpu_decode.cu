@@ -165,10 +165,18 @@ __global__ void dequantize_kernel(GpuDecodeJob job, const uint8_t* symbols, cons
   const float anchor_scale = __half2float(__ushort_as_half(scales[row_start + anchor]));
   const int layer = row % job.layers, part = row / job.layers;
   float* token_out = out + ((uint64_t(layer) * 2 + part) * job.tokens + t) * channels;
-  for (int c = int(threadIdx.x); c < channels; c += int(blockDim.x)) {
-    float x = __fmul_rn(level[token_symbols[c]], scale);
-    if (delta) x = __fadd_rn(x, __fmul_rn(level[anchor_symbols[c]], anchor_scale));
-    token_out[c] = x;
+  const auto value = [&](uint8_t symbol, uint8_t anchor_symbol) {
+    const float x = __fmul_rn(level[symbol], scale);
+    return delta ? __fadd_rn(x, __fmul_rn(level[anchor_symbol], anchor_scale)) : x;
+  };
+  if (channels % 4 == 0) {  // 4 channels a thread: one 4-byte load, one 16-byte store (both aligned)
+    for (int k = int(threadIdx.x); k < channels / 4; k += int(blockDim.x)) {
+      const uchar4 s = reinterpret_cast<const uchar4*>(token_symbols)[k];
+      const uchar4 a = reinterpret_cast<const uchar4*>(anchor_symbols)[k];
+      reinterpret_cast<float4*>(token_out)[k] = make_float4(value(s.x, a.x), value(s.y, a.y), value(s.z, a.z), value(s.w, a.w));
+    }
+  } else {
+    for (int c = int(threadIdx.x); c < channels; c += int(blockDim.x)) token_out[c] = value(token_symbols[c], anchor_symbols[c]);
   }
 }
 
@@ -207,7 +215,8 @@ bool gpu_decode_chunk(const GpuDecodeJob& job, GpuDecodeResult& result, std::str
   }
   {
     GpuTimer timer;
-    const auto threads = unsigned(job.channels < kBlock ? (job.channels + 31) / 32 * 32 : kBlock);
+    const int lanes = job.channels % 4 == 0 ? job.channels / 4 : job.channels;  // threads with work
+    const auto threads = unsigned(lanes < kBlock ? (lanes + 31) / 32 * 32 : kBlock);
     if (job.tokens > 0)
       dequantize_kernel<<<dim3(unsigned(job.tokens), unsigned(rows)), threads>>>(job, symbols.data(), scales.data(),
                                                                                   row_q.data(), values.data());
