@@ -97,7 +97,7 @@ int main(int argc, char** argv) {
         {"source", "measured: scripts/gpu-check.sh (bench/gpu_check.cpp) on " + device +
                        ", a Mistral-7B-shaped chunk of 1024 tokens of synthetic KV, kernel time, median of " +
                        std::to_string(kRepetitions)},
-        {"device", device},
+        {"device", "cuda: " + device},
         {"throughputs", throughputs}};
     std::ofstream(argv[1]) << decode.dump(2) << "\n";
     std::printf("decode throughputs written to %s\n", argv[1]);
