@@ -1,8 +1,6 @@
 #include "codec/kvs_file.h"
 
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <stdexcept>
 #include <string>
 
@@ -10,6 +8,7 @@
 #include "codec/byte_io.h"
 #include "codec/crc32c.h"
 #include "common/atomic_file.h"
+#include "common/file_text.h"
 
 namespace kvstream::codec {
 
@@ -104,9 +103,9 @@ void write_kvs(const std::filesystem::path& path, const std::vector<std::vector<
 }
 
 DecodedContext decode_kvs(const std::filesystem::path& path, const DecodeContext& context) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot open " + path.string());
-  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto text = common::read_file_if_open(path);
+  if (!text) throw std::runtime_error("cannot open " + path.string());
+  const std::vector<uint8_t> bytes(text->begin(), text->end());
   KvsHeader header;
   try {
     header = read_header(bytes);

@@ -1,13 +1,12 @@
 #include "codec/offline_cdf.h"
 
-#include <fstream>
-#include <iterator>
 #include <stdexcept>
 
 #include "codec/byte_io.h"
 #include "codec/cdf.h"
 #include "codec/crc32c.h"
 #include "common/atomic_file.h"
+#include "common/file_text.h"
 
 namespace kvstream::codec {
 namespace {
@@ -91,9 +90,9 @@ void OfflineCdfTable::save(const std::filesystem::path& path) const {
 }
 
 OfflineCdfTable OfflineCdfTable::load(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot open offline CDF table " + path.string());
-  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto text = common::read_file_if_open(path);
+  if (!text) throw std::runtime_error("cannot open offline CDF table " + path.string());
+  const std::vector<uint8_t> bytes(text->begin(), text->end());
   return parse(bytes, path.string());
 }
 

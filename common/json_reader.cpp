@@ -4,11 +4,11 @@
 
 #include <cmath>
 #include <cstdio>
-#include <fstream>
-#include <iterator>
 #include <set>
 #include <vector>
 #include <regex>
+
+#include "common/file_text.h"
 
 namespace kvstream::common {
 
@@ -148,10 +148,9 @@ nlohmann::json parse_json(std::string_view text, const std::string& where) {
 }
 
 nlohmann::json read_json_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw JsonError(path + ": cannot open file");
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return parse_json(text, path);
+  const auto text = read_file_if_open(path);
+  if (!text) throw JsonError(path + ": cannot open file");
+  return parse_json(*text, path);
 }
 
 }  // namespace kvstream::common

@@ -1,13 +1,12 @@
 #include "profiling/profile_cache.h"
 
 #include <cstdlib>
-#include <fstream>
-#include <iterator>
 #include <stdexcept>
 
 #include "common/atomic_file.h"
 #include "common/content_hash.h"
 #include "common/data_resolver.h"
+#include "common/file_text.h"
 #include "common/json_reader.h"
 
 namespace kvstream::profiling {
@@ -21,12 +20,11 @@ std::string ProfileCache::key(const nlohmann::json& inputs) { return common::con
 
 std::optional<nlohmann::json> ProfileCache::load(const nlohmann::json& inputs) const {
   const auto file = path(key(inputs));
-  std::ifstream in(file);
-  if (!in) return std::nullopt;
+  const auto text = common::read_file_if_open(file);
+  if (!text) return std::nullopt;
   nlohmann::json entry;
   try {
-    entry = common::parse_json(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()),
-                               file.string());
+    entry = common::parse_json(*text, file.string());
   } catch (const common::JsonError& e) {
     throw std::runtime_error(std::string(e.what()) + " (a corrupt profile cache entry: delete it to re-profile)");
   }

@@ -6,11 +6,10 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string_view>
 
+#include "common/file_text.h"
 #include "common/json_reader.h"
 
 namespace kvstream::traces {
@@ -47,9 +46,9 @@ TraceFile load(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) throw TraceError("trace file '" + path + "' not found");
   if (!std::filesystem::is_regular_file(path, ec)) throw TraceError("trace file '" + path + "' is not a regular file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw TraceError("cannot open trace file '" + path + "'");
-  TraceFile file{path, {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()}, {}};
+  auto content = common::read_file_if_open(path);
+  if (!content) throw TraceError("cannot open trace file '" + path + "'");
+  TraceFile file{path, std::move(*content), {}};
   std::string_view rest = file.content;
   for (size_t number = 1; !rest.empty(); ++number) {
     const size_t end = rest.find('\n');
