@@ -1,5 +1,5 @@
 // Decoding a CacheGen chunk on the GPU (DietGPU-style: one format, per-thread code shared
-// with the CPU). Three launches per chunk:
+// with the CPU). Up to three launches per chunk:
 //   1. lookups (AC; rANS only for rows too wide for shared memory): a thread per CDF row builds
 //      its slot -> symbol table (cdf.h, the CPU's code);
 //   2. entropy decode, every unit of the chunk (all sub-chunks) in one launch:
@@ -8,8 +8,8 @@
 //              (rans_coder.h) with the row's CDF staged in shared memory; the lanes that need a word
 //              take consecutive words in lane order (a ballot and a prefix popcount), which is
 //              exactly the CPU decoder's state order;
-//   3. dequantize: a thread per value, with round-to-nearest intrinsics so that no multiply-add is
-//      fused: the values equal the CPU's bit for bit.
+//   3. dequantize: a block per (token, row), with round-to-nearest intrinsics so that no
+//      multiply-add is fused: the values equal the CPU's bit for bit.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
