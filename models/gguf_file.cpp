@@ -319,7 +319,13 @@ GgufFile GgufFile::open(const std::filesystem::path& path) {
       in.fail("first dimension " + std::to_string(t.dims[0]) + " is not a multiple of the " + traits->name +
               " block size " + std::to_string(traits->block_elements));
     }
-    t.n_bytes = elements / traits->block_elements * traits->block_bytes;
+    const uint64_t blocks = elements / traits->block_elements;
+    if (blocks > std::numeric_limits<uint64_t>::max() / traits->block_bytes) {
+      // Wrapped, the size would pass the data-size check and the reader would size a buffer by
+      // the element count.
+      in.fail("data size of " + std::to_string(elements) + " " + traits->name + " elements overflows");
+    }
+    t.n_bytes = blocks * traits->block_bytes;
     if (!f.tensor_index_.emplace(t.name, f.tensors_.size()).second) in.fail("duplicate tensor name");
     f.tensors_.push_back(std::move(t));
   }
@@ -519,7 +525,7 @@ std::vector<float> GgufFile::read_tensor_f32(const std::string& name) const {
   std::vector<float> out(n);
   switch (static_cast<GgmlType>(t.type)) {
     case GgmlType::kF32:
-      std::memcpy(out.data(), p, n * sizeof(float));
+      if (n > 0) std::memcpy(out.data(), p, n * sizeof(float));  // an empty vector's data() may be null
       break;
     case GgmlType::kF16:
       for (size_t i = 0; i < n; ++i) out[i] = half_to_float(load<uint16_t>(p + 2 * i));

@@ -5,7 +5,7 @@
 # Configures the clang ASan + UBSan + libFuzzer build (-DKVSTREAM_FUZZ=ON, torch-free) in
 # $KVSTREAM_FUZZ_BUILD_DIR (default build/fuzz) unless it is one already, builds the targets and the
 # seed generator, writes the seeds into BUILD/fuzz-seeds/, then runs each target for SECONDS with
-# its dictionary. New inputs accumulate in BUILD/fuzz-corpus/<target>/ (kept between runs); logs go
+# its dictionary, starting from the committed inputs of fixed findings in fuzz/regressions/<target>/. New inputs accumulate in BUILD/fuzz-corpus/<target>/ (kept between runs); logs go
 # to BUILD/fuzz-logs/<target>.log; a crash, sanitizer report, timeout (-timeout) or out-of-memory
 # (-rss_limit_mb) input is kept in BUILD/crashes/<target>/. Prints executions, coverage and the
 # outcome per target, and exits 1 when any target found something.
@@ -43,7 +43,10 @@ for target in "${targets[@]}"; do
   log=$build/fuzz-logs/$target.log
   mkdir -p "$corpus" "$crashes" "$build/fuzz-seeds/$target"
   outcome=clean
-  "$build/fuzz/fuzz_$target" "$corpus" "$build/fuzz-seeds/$target" -dict="$repo/fuzz/$target.dict" \
+  # Inputs of fixed findings (fuzz/regressions/<target>/, committed) run first, every time.
+  regressions=()
+  if [ -d "$repo/fuzz/regressions/$target" ]; then regressions=("$repo/fuzz/regressions/$target"); fi
+  "$build/fuzz/fuzz_$target" "$corpus" "$build/fuzz-seeds/$target" "${regressions[@]}" -dict="$repo/fuzz/$target.dict" \
     -max_total_time="$seconds" -timeout=$timeout_s -rss_limit_mb=$rss_limit_mb -print_final_stats=1 \
     -artifact_prefix="$crashes/" > "$log" 2>&1 || { outcome="FINDING (rc $?): $(ls -t "$crashes" | head -1)"; failed+=("$target"); }
   # libFuzzer's last status line "#N <event> cov: C ft: F corp: K/..." and its final statistics.

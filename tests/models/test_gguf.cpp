@@ -224,6 +224,21 @@ TEST_F(GgufTest, DequantizesExactly) {
   EXPECT_EQ(f.read_tensor_f32("q4_1"), q4_1);
 }
 
+// A tensor with a zero dimension holds no elements: it reads as empty, of every type (the F32 path
+// once handed memcpy the null data() of an empty vector: fuzz/regressions/gguf/).
+TEST_F(GgufTest, AZeroElementTensorReadsAsEmpty) {
+  const GgufFile f = GgufFile::open(write(build_gguf({{"empty_f32", {4, 0}, 0, ""}, {"empty_f16", {0}, 1, ""}}).bytes));
+  EXPECT_TRUE(f.read_tensor_f32("empty_f32").empty());
+  EXPECT_TRUE(f.read_tensor_f32("empty_f16").empty());
+}
+
+// 2^62 F32 elements are 2^64 bytes: the size must not wrap to 0 and pass the data-size check.
+TEST_F(GgufTest, ADataSizeThatOverflowsIsRefused) {
+  const std::string error = open_error(build_gguf({{"huge", {uint64_t(1) << 62}, 0, ""}}).bytes);
+  EXPECT_NE(error.find("tensor 'huge'"), std::string::npos) << error;
+  EXPECT_NE(error.find("overflows"), std::string::npos) << error;
+}
+
 TEST_F(GgufTest, UnsupportedTensorTypeNamesTensorAndType) {
   const GgufFile f = GgufFile::open(write(build_gguf(test_tensors()).bytes));
   try {
