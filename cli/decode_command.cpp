@@ -6,6 +6,7 @@
 #include "codec/kvs_file.h"
 #include "codec/offline_cdf.h"
 #include "codec/safetensors.h"
+#include "codec/transform_calibration.h"
 
 namespace kvstream::cli {
 namespace {
@@ -14,6 +15,7 @@ struct Options {
   std::string in_path, out_path;
   std::optional<codec::SourceDtype> dtype;  // empty: as encoded
   std::vector<std::string> tables;          // offline CDF tables the bitstreams reference
+  std::vector<std::string> calibrations;    // transform calibrations they reference
   bool strict = true;                       // check the decoded values (codec/decoded_values.h)
 };
 
@@ -26,13 +28,14 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
     ("out", po::value(&o.out_path)->required(), "output safetensors file (written atomically)")
     ("dtype", po::value(&dtype)->default_value("source"), "output dtype: source (as encoded), f16, bf16 or f32")
     ("cdf-table", po::value(&o.tables)->composing(), "offline CDF table(s) the bitstreams reference (.kvcdf)")
+    ("calibration", po::value(&o.calibrations)->composing(), "transform calibration(s) they reference (.kvcal)")
     ("no-strict", "skip the check that every decoded value is finite and fits the source dtype (to look at a\n"
                   "corrupt chunk's values; the container, CRC and payload checks still apply)");
   po::positional_options_description positional;
   positional.add("in", 1);
   po::variables_map vm;
   if (!parse_or_help(args,
-                     "usage: kvstream decode IN.kvs --out OUT.safetensors [--cdf-table T.kvcdf]\n\n"
+                     "usage: kvstream decode IN.kvs --out OUT.safetensors [--cdf-table T.kvcdf] [--calibration M.kvcal]\n\n"
                      "Decodes every chunk of a .kvs file (codec/FORMAT.md). A file that is cut, or whose chunks are\n"
                      "not the ones its header records (one missing, duplicated or out of order), or a corrupt\n"
                      "chunk, is an error naming the file and where; nothing is written then. Decoding is strict:\n"
@@ -54,6 +57,9 @@ int run(const Options& o) {
   context.strict = o.strict;
   for (const auto& t : o.tables)
     context.cdf_tables.push_back(std::make_shared<codec::OfflineCdfTable>(codec::OfflineCdfTable::load(input_path(t))));
+  for (const auto& c : o.calibrations)
+    context.transform_calibrations.push_back(
+        std::make_shared<codec::TransformCalibration>(codec::TransformCalibration::load(input_path(c))));
   const auto decoded = codec::decode_kvs(input_path(o.in_path), context);
   const codec::SourceDtype dtype = o.dtype.value_or(decoded.dtype);
   codec::save_kv(o.out_path, decoded.kv, dtype, {{"decoded_from", o.in_path}, {"t0", std::to_string(decoded.t0)}});

@@ -4,9 +4,7 @@
 
 #include "cli/command.h"
 #include "codec/safetensors.h"
-#include "common/data_resolver.h"
-#include "common/file_text.h"
-#include "eval/kv_bridge.h"
+#include "eval/text_windows.h"
 #include "models/model_catalog.h"
 
 namespace kvstream::cli {
@@ -39,24 +37,11 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
 
 int run(const Options& o) {
   const auto model = models::load_model(o.model_name, o.tokenizer);
-  const std::string text = common::read_file_text(common::resolve_input(o.text_path));
+  auto windows = eval::window_kv(model, {o.text_path, o.contexts, o.context_tokens, o.window_chars, o.stride_chars});
   codec::KvFile file;
   file.metadata = {{"model", o.model_name}, {"text", o.text_path}};
-  for (int i = 0; i < o.contexts; ++i) {
-    const size_t start = size_t(i) * size_t(o.stride_chars);
-    if (start >= text.size())
-      throw std::invalid_argument(o.text_path + " has " + std::to_string(text.size()) + " characters, too few for " +
-                                  std::to_string(o.contexts) + " windows every " + std::to_string(o.stride_chars));
-    auto ids = model.tokenizer->encode(text.substr(start, size_t(o.window_chars)), true);
-    if (static_cast<int>(ids.size()) < o.context_tokens)
-      throw std::invalid_argument("window " + std::to_string(i) + " gives " + std::to_string(ids.size()) + " tokens, " +
-                                  std::to_string(o.context_tokens) + " needed (raise --window-chars)");
-    ids.resize(static_cast<size_t>(o.context_tokens));
-    models::KvState kv;
-    model.model->forward(ids, {}, &kv, /*last_logits_only=*/true);
-    file.contexts.push_back(eval::to_kv_cache(kv, model.model->config()));
-    file.tokens.push_back(ids);
-  }
+  file.contexts = std::move(windows.kv);
+  file.tokens = std::move(windows.tokens);
   codec::save_kv(o.out_path, file);
   std::cout << o.out_path << ": " << o.contexts << " context(s), " << file.contexts.front().shape().to_string() << ", fp16\n";
   return 0;

@@ -19,6 +19,8 @@ int main(int argc, char** argv) {
       {"quality", "perplexity, KL and top-1 agreement (or task accuracy/F1) of the model on decoded KV, per codec and level",
        quality_main},
       {"rd", "rate-distortion curves of codecs (bytes vs KL on text windows) and their BD-rate against CacheGen", rd_main},
+      {"calibrate", "fit the transform codec to a model on calibration text: per-layer PCA bases and rANS tables (.kvcal)",
+       calibrate_main},
       {"profile-prefill", "time prefill over a (prefix, chunk) grid and fit the simulator's cost model", profile_prefill_main},
       {"profile-decode", "measure decode throughput per codec and level into a hardware profile", profile_decode_main},
       {"kv-export", "prefill text windows with a model and write their KV cache (safetensors)", kv_export_main},

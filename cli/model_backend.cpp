@@ -51,6 +51,7 @@ const ModelBackend& backend(const std::string& user) {
 int quality_main(const std::vector<std::string>& args) { return backend("kvstream quality").quality_main(args); }
 int rd_main(const std::vector<std::string>& args) { return backend("kvstream rd").rd_main(args); }
 int kv_export_main(const std::vector<std::string>& args) { return backend("kvstream kv-export").kv_export_main(args); }
+int calibrate_main(const std::vector<std::string>& args) { return backend("kvstream calibrate").calibrate_main(args); }
 int profile_prefill_main(const std::vector<std::string>& args) {
   return backend("kvstream profile-prefill").profile_prefill_main(args);
 }

@@ -111,7 +111,7 @@ ParsedBitstream parse_bitstream(std::span<const uint8_t> bytes) {
   parsed.header.t0 = header_reader.get<uint32_t>();
   parsed.header.shape.tokens = header_reader.get<uint32_t>();
 
-  if (codec < static_cast<uint8_t>(CodecId::kFp16) || codec > static_cast<uint8_t>(CodecId::kCacheGen))
+  if (codec < static_cast<uint8_t>(CodecId::kFp16) || codec > static_cast<uint8_t>(CodecId::kTransform))
     throw BitstreamError(K::kUnknownCodec, "header", "codec id " + std::to_string(codec));
   parsed.header.codec = static_cast<CodecId>(codec);
   if (dtype < 1 || dtype > 3) throw BitstreamError(K::kBadSection, "header", "source dtype " + std::to_string(dtype));

@@ -25,7 +25,7 @@ inline constexpr int kMaxChannels = 65536;
 inline constexpr int64_t kMaxChunkTokens = int64_t(1) << 24;
 inline constexpr int64_t kMaxElements = int64_t(1) << 32;
 
-enum class CodecId : uint8_t { kFp16 = 1, kQuant = 2, kKivi = 3, kZstd = 4, kCacheGen = 5 };
+enum class CodecId : uint8_t { kFp16 = 1, kQuant = 2, kKivi = 3, kZstd = 4, kCacheGen = 5, kTransform = 6 };
 enum class SourceDtype : uint8_t { kFp16 = 1, kBf16 = 2, kFp32 = 3 };
 
 struct BitstreamHeader {

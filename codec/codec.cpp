@@ -18,7 +18,8 @@ std::vector<uint8_t> SingleLevelCodec::encode(const KvChunkView& chunk, int leve
 
 const std::vector<CodecEntry>& codec_registry() {
   static const std::vector<CodecEntry> registry = {fp16_codec_entry(), quant_codec_entry(), kivi_codec_entry(),
-                                                   zstd_codec_entry(), cachegen_codec_entry()};
+                                                   zstd_codec_entry(), cachegen_codec_entry(),
+                                                   transform_codec_entry()};
   return registry;
 }
 

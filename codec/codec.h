@@ -21,6 +21,7 @@
 namespace kvstream::codec {
 
 class OfflineCdfTable;
+class TransformCalibration;
 
 // What a decoder may need beyond the bitstream itself.
 struct DecodeContext {
@@ -28,6 +29,8 @@ struct DecodeContext {
   // Strict decoding (the default): the decoded values are checked (codec/decoded_values.h). Off
   // only to look at a corrupt chunk's values (`kvstream decode --no-strict`).
   bool strict = true;
+  // The calibrations transform bitstreams reference (transform_calibration.h), matched by id.
+  std::vector<std::shared_ptr<const TransformCalibration>> transform_calibrations = {};
 };
 
 struct DecodedChunk {
@@ -100,5 +103,6 @@ CodecEntry quant_codec_entry();
 CodecEntry kivi_codec_entry();
 CodecEntry zstd_codec_entry();
 CodecEntry cachegen_codec_entry();
+CodecEntry transform_codec_entry();
 
 }  // namespace kvstream::codec

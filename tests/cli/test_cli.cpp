@@ -135,6 +135,33 @@ TEST_F(Cli, OfflineCdfTable) {
   expect_cachegen_decode(fixture().contexts[3], y.contexts.at(0), 512, 2, true);
 }
 
+TEST_F(Cli, TransformCodecCalibratedOnTextRoundTripsWithItsCalibration) {
+  if (!KVSTREAM_WITH_TORCH) GTEST_SKIP() << "built without LibTorch: calibrate needs the model plugin";
+  const Result cal = ok("calibrate --model stories260K --windows 4 --levels 0.05,0.005 --out S.kvcal");
+  EXPECT_NE(cal.out.find("S.kvcal: calibration "), std::string::npos) << cal.out;
+  EXPECT_NE(cal.out.find("level 2: d = 0.005"), std::string::npos) << cal.out;
+  ok(std::string("encode --kv ") + kKvFixture + " --codec transform:cal=S.kvcal --level 2 --context 3 --chunk-tokens 200 --out X.kvs");
+  ok(std::string("encode --kv ") + kKvFixture + " --codec quant:bits=8 --context 3 --out Q.kvs");
+  EXPECT_LT(2 * fs::file_size(dir_ / "X.kvs"), fs::file_size(dir_ / "Q.kvs"));  // well under 8-bit's size
+
+  const Result missing = run("decode X.kvs --out Y.safetensors");
+  EXPECT_EQ(missing.rc, 1);
+  EXPECT_NE(missing.err.find("transform calibration id"), std::string::npos) << missing.err;
+  EXPECT_NE(missing.err.find("--calibration"), std::string::npos) << missing.err;
+  EXPECT_FALSE(fs::exists(dir_ / "Y.safetensors"));
+
+  ok("decode X.kvs --calibration S.kvcal --out Y.safetensors");
+  const auto& x = fixture().contexts[3];
+  const codec::KvCache y = codec::load_kv(dir_ / "Y.safetensors").contexts.at(0);
+  ASSERT_EQ(y.shape(), x.shape());
+  double error = 0, energy = 0;
+  for (size_t i = 0; i < x.values().size(); ++i) {
+    error += (x.values()[i] - y.values()[i]) * double(x.values()[i] - y.values()[i]);
+    energy += double(x.values()[i]) * x.values()[i];
+  }
+  EXPECT_LT(error / energy, 0.01);
+}
+
 TEST_F(Cli, CodecBenchJson) {
   const Result r = ok("codec-bench --codecs cachegen --min-time 0 --json");
   std::istringstream lines(r.out);

@@ -42,7 +42,7 @@ TEST_F(ModelPlugin, CommandsWithoutAModelNeverLoadLibTorch) {
 
 TEST_F(ModelPlugin, ModelCommandsLoadThePluginBesideTheBinary) {
   if (!KVSTREAM_WITH_TORCH) GTEST_SKIP() << "built without LibTorch: there is no plugin";
-  for (const std::string args : {"quality --help", "kv-export --help", "profile-prefill --help"}) {
+  for (const std::string args : {"quality --help", "kv-export --help", "profile-prefill --help", "calibrate --help"}) {
     const std::string log = loader_log(args);
     EXPECT_NE(log.find("kvstream-models.so"), std::string::npos) << args;
     EXPECT_NE(log.find("libtorch"), std::string::npos) << args;

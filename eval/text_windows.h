@@ -1,0 +1,32 @@
+// The KV cache of text windows: window i is `window_chars` characters of a text starting at
+// first_char + i * stride_chars, tokenized (BOS first), cut to `context_tokens` tokens and prefilled by
+// the model. What `kvstream kv-export` writes and `kvstream calibrate` fits the transform codec on.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "codec/kv_cache.h"
+#include "models/model_catalog.h"
+
+namespace kvstream::eval {
+
+struct TextWindows {
+  std::string text_path;  // data-resolved
+  int contexts = 4;
+  int context_tokens = 512;
+  int window_chars = 4000;
+  int stride_chars = 3000;
+  int64_t first_char = 0;
+};
+
+struct WindowKv {
+  std::vector<codec::KvCache> kv;            // as the model computed it, [L][2][T][C] each
+  std::vector<std::vector<int32_t>> tokens;  // the context tokens of each window
+};
+
+// Throws std::invalid_argument naming the text and the window when the text is too short for the
+// windows or a window gives fewer tokens than needed.
+WindowKv window_kv(const models::LoadedModel& model, const TextWindows& windows);
+
+}  // namespace kvstream::eval
