@@ -9,6 +9,8 @@
 #include "cli/command.h"
 #include "codec/transform_calibration.h"
 #include "common/content_hash.h"
+#include "eval/kv_bridge.h"
+#include "eval/kv_sensitivity.h"
 #include "eval/text_windows.h"
 #include "models/model_catalog.h"
 
@@ -19,6 +21,7 @@ struct Options {
   std::string model_name, tokenizer, out_path, levels;
   eval::TextWindows windows;
   int sink_tokens = 4;
+  int sensitivity_windows = 4;
   bool keep_rope = false;
 };
 
@@ -61,6 +64,8 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
     ("stride-chars", po::value(&w.stride_chars), "characters between window starts")
     ("sink-tokens", po::value(&o.sink_tokens)->default_value(4), "positions the codec keeps in fp16 (attention sinks)")
     ("levels", po::value(&o.levels), "the ladder: relative distortions d, largest (lowest quality) first, comma-separated")
+    ("sensitivity-windows", po::value(&o.sensitivity_windows)->default_value(4),
+     "windows on which each row's effect on KL is measured to weigh its distortion (0: equal weights)")
     ("keep-rope", po::bool_switch(&o.keep_rope), "fit the keys as stored, RoPE applied (for comparison)")
     ("out", po::value(&o.out_path)->required(), "output calibration (.kvcal, written atomically)");
   po::variables_map vm;
@@ -91,15 +96,12 @@ int run(const Options& o) {
   options.model = o.model_name;
   options.sink_tokens = o.sink_tokens;
   const auto model = models::load_model(o.model_name, o.tokenizer);
-  const auto& config = model.model->config();
-  if (!o.keep_rope)
-    options.rope = {config.rope_layout == models::RopeLayout::kInterleavedPairs ? codec::RopePairs::kInterleaved
-                                                                                : codec::RopePairs::kRotateHalf,
-                    double(config.rope_theta)};
+  if (!o.keep_rope) options.rope = eval::rope_spec(model.model->config());
   const auto windows = eval::window_kv(model, o.windows);
   std::vector<codec::KvChunkView> views;
   for (const auto& kv : windows.kv) views.push_back(kv.all());
-  const auto cal = codec::TransformCalibration::build(views, options);
+  auto cal = codec::TransformCalibration::build(views, options);
+  if (o.sensitivity_windows > 0) cal.set_row_weights(eval::transform_row_weights(*model.model, windows, o.sensitivity_windows, cal));
   cal.save(o.out_path);
   std::cout << o.out_path << ": calibration " << common::hex64(cal.id()) << " of " << o.model_name << ", "
             << views.size() << " window(s) of " << o.windows.context_tokens << " tokens from " << o.windows.text_path

@@ -81,7 +81,23 @@ RowMajor gather_row(const std::vector<KvChunkView>& contexts, int r, int sinks, 
 
 }  // namespace
 
-double TransformCalibration::step(int r, double d) const { return std::sqrt(12.0 * d * rows_[size_t(r)].mean_variance); }
+double TransformCalibration::step(int r, double d) const {
+  const Row& row = rows_[size_t(r)];
+  return std::sqrt(12.0 * d * row.weight * row.mean_variance);
+}
+
+void TransformCalibration::set_row_weights(const std::vector<double>& weights) {
+  if (weights.size() != rows_.size())
+    throw std::invalid_argument("transform calibration: " + std::to_string(weights.size()) + " row weights for " +
+                                std::to_string(rows_.size()) + " rows");
+  for (size_t r = 0; r < weights.size(); ++r) {
+    if (!(weights[r] >= kMinRowWeight && weights[r] <= kMaxRowWeight))
+      throw std::invalid_argument("transform calibration: row " + std::to_string(r) + " weight " +
+                                  std::to_string(weights[r]) + " outside [1/64, 64]");
+    rows_[r].weight = weights[r];
+  }
+  finish();
+}
 
 std::vector<int> TransformCalibration::classes(int r, double step) const {
   const auto& variance = rows_[size_t(r)].variance;
@@ -205,6 +221,7 @@ std::vector<uint8_t> TransformCalibration::serialize() const {
   w.put<uint8_t>(static_cast<uint8_t>(level_distortions_.size()));
   for (double d : level_distortions_) put_f64(w, d);
   for (const auto& row : rows_) {
+    put_f64(w, row.weight);
     for (const auto* values : {&row.mean, &row.variance, &row.basis})
       for (float v : *values) put_f32(w, v);
   }
@@ -243,9 +260,12 @@ TransformCalibration TransformCalibration::parse(std::span<const uint8_t> bytes,
     cal.level_distortions_.resize(r.get<uint8_t>());
     for (auto& d : cal.level_distortions_) d = get_f64(r);
     check_levels(cal.level_distortions_, fail);
-    // Each row is (2 + C) * C floats; the reader refuses a file too short before anything is read.
+    // Each row is a weight and (2 + C) * C floats; the reader refuses a file too short before reading.
     for (int row = 0; row < 2 * cal.layers_; ++row) {
       Row out;
+      out.weight = get_f64(r);
+      if (!(out.weight >= kMinRowWeight && out.weight <= kMaxRowWeight))
+        fail("row " + std::to_string(row) + ": weight not in [1/64, 64]");
       for (auto* values : {&out.mean, &out.variance, &out.basis}) {
         const size_t n = values == &out.basis ? size_t(channels) * size_t(channels) : size_t(channels);
         const auto raw = r.take(4 * n);

@@ -48,6 +48,9 @@ class TransformCalibration {
     std::vector<float> basis;     // [C][C], component-major
     std::vector<float> variance;  // [C], descending
     double mean_variance = 0;     // sum(variance) / C, in the order the file stores them
+    // How much of the ladder's distortion this row takes (1 = its share relative to its variance):
+    // rows the model is less sensitive to take more (set_row_weights; eval/kv_sensitivity.h).
+    double weight = 1.0;
   };
 
   struct Options {
@@ -75,8 +78,8 @@ class TransformCalibration {
   const RopeSpec& rope() const { return rope_; }
   int sink_tokens() const { return sink_tokens_; }
   // Relative distortion targets of the ladder, lowest quality (largest) first: level i + 1 has
-  // Delta_r^2 / 12 = level_distortions[i] * mean_variance_r (the same error per component, relative
-  // to the row's mean component variance, in every row: reverse water-filling within a row).
+  // Delta_r^2 / 12 = level_distortions[i] * weight_r * mean_variance_r (the same error on every
+  // component of a row: reverse water-filling within a row; across rows as the weights say).
   const std::vector<double>& level_distortions() const { return level_distortions_; }
   const Row& row(int r) const { return rows_[size_t(r)]; }
   // CDF of class c for part p (0 = K, 1 = V): kTransformAlphabet + 1 entries; and its lookup.
@@ -84,6 +87,11 @@ class TransformCalibration {
     return cdf_.data() + (size_t(part) * kTransformClasses + size_t(c)) * (kTransformAlphabet + 1);
   }
   const RansSymbolLookup& lookup(int part, int c) const { return lookups_[size_t(part) * kTransformClasses + size_t(c)]; }
+
+  // Sets every row's weight (2L values in [kMinRowWeight, kMaxRowWeight]; throws
+  // std::invalid_argument otherwise); the id changes with them.
+  void set_row_weights(const std::vector<double>& weights);
+  static constexpr double kMinRowWeight = 1.0 / 64, kMaxRowWeight = 64;
 
   // The quantizer step of row r at relative distortion d.
   double step(int r, double d) const;

@@ -38,4 +38,10 @@ models::KvState to_kv_state(const codec::KvCache& cache, const models::LlamaConf
   return state;
 }
 
+codec::RopeSpec rope_spec(const models::LlamaConfig& config) {
+  return {config.rope_layout == models::RopeLayout::kInterleavedPairs ? codec::RopePairs::kInterleaved
+                                                                      : codec::RopePairs::kRotateHalf,
+          double(config.rope_theta)};
+}
+
 }  // namespace kvstream::eval

@@ -182,6 +182,22 @@ TEST_F(TransformTest, ErrorFollowsTheDistortionTargetOnHeldOutText) {
   EXPECT_GT(error / target, 0.3);
 }
 
+TEST_F(TransformTest, RowWeightsScaleTheStepAndTravelInTheFile) {
+  TransformCalibration cal = fixture_calibration();
+  const double step = cal.step(3, 0.01);
+  std::vector<double> weights(10, 1.0);
+  weights[3] = 4.0;
+  cal.set_row_weights(weights);
+  EXPECT_NEAR(cal.step(3, 0.01), 2 * step, 1e-12 * step);  // the step grows with the square root
+  EXPECT_NE(cal.id(), fixture_calibration().id());
+  const auto path = dir_ / "weighted.kvcal";
+  cal.save(path);
+  EXPECT_EQ(TransformCalibration::load(path).row(3).weight, 4.0);
+  weights[0] = 1000;
+  EXPECT_THROW(cal.set_row_weights(weights), std::invalid_argument);
+  EXPECT_THROW(cal.set_row_weights({1.0}), std::invalid_argument);
+}
+
 TEST_F(TransformTest, DecodingWithoutItsCalibrationNamesTheIdAndTheOption) {
   const auto codec = make_codec("transform:cal=" + saved_calibration());
   const auto bytes = codec->encode(test_support::kv_fixture().contexts[3].chunk(0, 64), 1, 0);

@@ -8,7 +8,11 @@
 #include <nlohmann/json.hpp>
 
 #include "common/data_resolver.h"
+#include "codec/transform_calibration.h"
+#include "eval/kv_bridge.h"
+#include "eval/kv_sensitivity.h"
 #include "eval/text_quality.h"
+#include "eval/text_windows.h"
 #include "tests/test_support.h"
 
 namespace kvstream::eval {
@@ -16,10 +20,7 @@ namespace {
 
 nlohmann::json golden(const std::string& model) { return test_support::golden_json("quality_" + model + ".json"); }
 
-void check_against_golden(const std::string& model_name) {
-  const auto g = golden(model_name);
-  const auto& tol = g["tolerance"];
-  const auto& o = g["options"];
+QualityOptions golden_options(const nlohmann::json& o) {
   QualityOptions options;
   options.text_path = o["text"].get<std::string>();
   options.contexts = o["contexts"].get<int>();
@@ -28,20 +29,35 @@ void check_against_golden(const std::string& model_name) {
   options.window_chars = o["window_chars"].get<int>();
   options.stride_chars = o["stride_chars"].get<int>();
   options.greedy_tokens = o["greedy_tokens"].get<int>();
-  options.codecs = {"cachegen", "quant:bits=8"};
-  const auto rows = run_quality(models::load_model(model_name), options);
+  return options;
+}
+
+// Every row of golden `g` against the measured rows; a row's codec is compared with `path` (a
+// calibration file of this test) written as CAL.
+void check_rows(const nlohmann::json& g, const std::vector<QualityRow>& rows, const std::string& model_name,
+                const std::string& path = "") {
+  const auto& tol = g["tolerance"];
   ASSERT_EQ(rows.size(), g["rows"].size());
   for (const auto& want : g["rows"]) {
     const auto it = std::find_if(rows.begin(), rows.end(), [&](const QualityRow& r) {
-      return r.codec == want["codec"].get<std::string>() && r.level == want["level"].get<int>();
+      std::string codec = r.codec;
+      if (!path.empty() && codec.find(path) != std::string::npos) codec.replace(codec.find(path), path.size(), "CAL");
+      return codec == want["codec"].get<std::string>() && r.level == want["level"].get<int>();
     });
     ASSERT_NE(it, rows.end()) << want.dump();
-    const std::string what = model_name + " " + it->codec + " level " + std::to_string(it->level);
+    const std::string what = model_name + " " + want["codec"].get<std::string>() + " level " + std::to_string(it->level);
     EXPECT_LE(it->kl_mean, want["kl_mean"].get<double>() * (1 + tol["kl_mean_relative"].get<double>())) << what;
     EXPECT_LE(it->ppl - it->ppl_ref, want["ppl_delta"].get<double>() + tol["ppl_delta_absolute"].get<double>()) << what;
     EXPECT_LE(double(it->bytes), want["bytes"].get<double>() * (1 + tol["bytes_relative"].get<double>())) << what;
     EXPECT_NEAR(it->top1_agree, want["top1_agree"].get<double>(), 0.01) << what;
   }
+}
+
+void check_against_golden(const std::string& model_name) {
+  const auto g = golden(model_name);
+  QualityOptions options = golden_options(g["options"]);
+  options.codecs = {"cachegen", "quant:bits=8"};
+  check_rows(g, run_quality(models::load_model(model_name), options), model_name);
 }
 
 TEST(QualityRegression, Stories260KStaysWithinTheGoldenLimits) { check_against_golden("stories260K"); }
@@ -53,6 +69,32 @@ TEST(QualityRegression, SmolLM2StaysWithinTheGoldenLimits) {
     GTEST_SKIP() << "SmolLM2 GGUF not fetched: run scripts/fetch-data.sh";
   }
   check_against_golden("smollm2");
+}
+
+// The transform codec, calibrated here as `kvstream calibrate` does it (on the second half of
+// TinyStories' validation file, never the windows scored), at the golden's levels.
+class TransformQuality : public test_support::TempDirTest {};
+
+TEST_F(TransformQuality, Stories260KStaysWithinTheGoldenLimits) {
+  const auto g = test_support::golden_json("quality_transform_stories260K.json");
+  const auto& c = g["calibration"];
+  const auto model = models::load_model("stories260K");
+  const auto windows = window_kv(model, {c["text"].get<std::string>(), c["contexts"].get<int>(), c["context_tokens"].get<int>(),
+                                         c["window_chars"].get<int>(), c["stride_chars"].get<int>(),
+                                         c["first_char"].get<int64_t>()});
+  std::vector<codec::KvChunkView> views;
+  for (const auto& kv : windows.kv) views.push_back(kv.all());
+  codec::TransformCalibration::Options cal_options;
+  cal_options.model = "stories260K";
+  cal_options.rope = rope_spec(model.model->config());
+  cal_options.level_distortions = c["levels"].get<std::vector<double>>();
+  auto cal = codec::TransformCalibration::build(views, cal_options);
+  cal.set_row_weights(transform_row_weights(*model.model, windows, c["sensitivity_windows"].get<int>(), cal));
+  const auto path = (dir_ / "stories.kvcal").string();
+  cal.save(path);
+  QualityOptions options = golden_options(g["options"]);
+  options.codecs = {"transform:cal=" + path};
+  check_rows(g, run_quality(model, options), "stories260K", path);
 }
 
 TEST(QualityRegression, BadInputIsAClearError) {

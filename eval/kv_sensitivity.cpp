@@ -1,0 +1,65 @@
+#include "eval/kv_sensitivity.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <stdexcept>
+
+#include "eval/kv_bridge.h"
+#include "eval/metrics.h"
+
+namespace kvstream::eval {
+
+std::vector<double> row_noise_kl(const models::LlamaModel& model, const std::vector<codec::KvCache>& windows,
+                                 const std::vector<std::vector<int32_t>>& tokens, const std::vector<double>& noise_variance,
+                                 int fed_tokens, int first_token, uint32_t seed) {
+  if (windows.empty() || windows.size() != tokens.size()) throw std::invalid_argument("row_noise_kl: one token list per window");
+  const int rows = windows.front().shape().rows();
+  if (noise_variance.size() != size_t(rows)) throw std::invalid_argument("row_noise_kl: one noise variance per row");
+  std::vector<double> kl(size_t(rows), 0.0);
+  std::mt19937 rng(seed);
+  for (size_t w = 0; w < windows.size(); ++w) {
+    const int64_t prefix = windows[w].shape().tokens - fed_tokens;
+    if (fed_tokens < 2 || prefix <= first_token)
+      throw std::invalid_argument("row_noise_kl: window " + std::to_string(w) + " has too few tokens for " +
+                                  std::to_string(fed_tokens) + " fed tokens");
+    const codec::KvCache clean = codec::KvCache::from_view(windows[w].chunk(0, prefix));
+    const std::vector<int32_t> fed(tokens[w].end() - fed_tokens, tokens[w].end());
+    const auto device = model.device();
+    const auto reference = next_token_log_probs(model, fed, to_kv_state(clean, model.config(), device));
+    for (int r = 0; r < rows; ++r) {
+      codec::KvCache noisy = clean;
+      std::normal_distribution<float> noise(0.0f, static_cast<float>(std::sqrt(noise_variance[size_t(r)])));
+      for (int64_t t = first_token; t < prefix; ++t) {
+        float* x = noisy.row_token(r, t);
+        for (int c = 0; c < clean.shape().channels(); ++c) x[c] += noise(rng);
+      }
+      const auto log_probs = next_token_log_probs(model, fed, to_kv_state(noisy, model.config(), device));
+      kl[size_t(r)] += score_continuation(reference, log_probs, fed).kl_mean / double(windows.size());
+    }
+  }
+  return kl;
+}
+
+std::vector<double> transform_row_weights(const models::LlamaModel& model, const WindowKv& windows, int count,
+                                          const codec::TransformCalibration& cal) {
+  constexpr double kNoise = 0.01;
+  constexpr int kFedTokens = 32;
+  const int rows = 2 * cal.layers();
+  std::vector<double> variance(static_cast<size_t>(rows));
+  for (int r = 0; r < rows; ++r) variance[size_t(r)] = kNoise * cal.row(r).mean_variance;
+  const auto n = static_cast<std::ptrdiff_t>(std::min(windows.kv.size(), size_t(std::max(count, 1))));
+  const std::vector<codec::KvCache> kv(windows.kv.begin(), windows.kv.begin() + n);
+  const std::vector<std::vector<int32_t>> tokens(windows.tokens.begin(), windows.tokens.begin() + n);
+  const auto kl = row_noise_kl(model, kv, tokens, variance, kFedTokens, cal.sink_tokens(), 1);
+  double log_sum = 0;
+  for (double k : kl) log_sum += std::log(std::max(k, 1e-12));
+  const double geometric_mean = std::exp(log_sum / rows);
+  std::vector<double> weights(static_cast<size_t>(rows));
+  for (int r = 0; r < rows; ++r)
+    weights[size_t(r)] = std::clamp(geometric_mean / std::max(kl[size_t(r)], 1e-12),
+                                    codec::TransformCalibration::kMinRowWeight, codec::TransformCalibration::kMaxRowWeight);
+  return weights;
+}
+
+}  // namespace kvstream::eval

@@ -1,0 +1,35 @@
+// How strongly the model's next-token distribution reacts to error in each CacheGen row of its KV (K or
+// V of one layer): the transform codec's calibration weighs each row's distortion by it
+// (codec/transform_calibration.h, Row::weight).
+//
+// For row r, Gaussian noise of variance noise_variance[r] per value is added to that row alone (every
+// token from `first_token` on), the last `fed_tokens` tokens of each window are fed on the noisy KV of
+// the ones before, and the KL from the clean distributions is averaged over positions and windows.
+// For small noise KL grows linearly with the noise variance, so KL_r / noise_variance[r] is the
+// row's sensitivity; minimising bytes at a KL budget then gives each row a distortion inversely
+// proportional to it (Lagrange: D_r = const / sensitivity_r).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "codec/kv_cache.h"
+#include "codec/transform_calibration.h"
+#include "eval/text_windows.h"
+#include "models/llama_model.h"
+
+namespace kvstream::eval {
+
+// KL per row (2L entries). `windows[i]` is the KV of `tokens[i]` (kv.shape().tokens == tokens[i].size()).
+// Throws std::invalid_argument when a window has no more than fed_tokens + first_token tokens.
+std::vector<double> row_noise_kl(const models::LlamaModel& model, const std::vector<codec::KvCache>& windows,
+                                 const std::vector<std::vector<int32_t>>& tokens, const std::vector<double>& noise_variance,
+                                 int fed_tokens, int first_token, uint32_t seed);
+
+// The transform calibration's row weights (TransformCalibration::set_row_weights) from the first
+// `count` calibration windows: each row's KL under noise of 1 % of its mean component variance
+// (from the calibration's sink tokens on, the last 32 tokens fed), w_r = geometric mean of the KLs /
+// KL_r, clamped to the allowed range, so every row adds about the same KL at a level.
+std::vector<double> transform_row_weights(const models::LlamaModel& model, const WindowKv& windows, int count,
+                                          const codec::TransformCalibration& cal);
+
+}  // namespace kvstream::eval
