@@ -63,7 +63,11 @@ Ladder Ladder::load(const std::filesystem::path& path) {
   ladder.name_ = j["name"].get<std::string>();
   ladder.reference_layers_ = get_int(j, "layers", "$");
   if (ladder.reference_layers_ < 1) fail("$.layers", "expected a positive layer count");
-  const std::string rule = j.value("layer_rule", std::string("exact"));
+  std::string rule = "exact";
+  if (j.contains("layer_rule")) {
+    if (!j["layer_rule"].is_string()) fail("$.layer_rule", "expected \"exact\", \"scale\" or \"clip\"");
+    rule = j["layer_rule"].get<std::string>();
+  }
   if (rule == "exact") ladder.rule_ = Rule::kExact;
   else if (rule == "scale") ladder.rule_ = Rule::kScale;
   else if (rule == "clip") ladder.rule_ = Rule::kClip;

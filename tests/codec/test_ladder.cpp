@@ -239,5 +239,15 @@ TEST_F(LadderFile, MalformedFilesNameTheJsonPath) {
                     "$.uniform_below_layers.bins");
 }
 
+// A "layer_rule" that is not a string is a rejection naming its path, not nlohmann's type_error out
+// of json::value (found by fuzz_ladder: fuzz/regressions/ladder/).
+TEST_F(LadderFile, ALayerRuleThatIsNotAStringIsRefused) {
+  for (const std::string rule : {"[]", "1", "null", "{\"rule\": \"exact\"}"}) {
+    const fs::path path = write("bad.json", ladder_json(kGoodLevels, "\"layer_rule\": " + rule));
+    EXPECT_THROW(Ladder::load(path), std::invalid_argument) << rule;
+    expect_load_error(ladder_json(kGoodLevels, "\"layer_rule\": " + rule), "$.layer_rule");
+  }
+}
+
 }  // namespace
 }  // namespace kvstream::codec
