@@ -9,4 +9,10 @@ namespace kvstream::codec {
 
 uint32_t crc32c(std::span<const uint8_t> bytes, uint32_t seed = 0);
 
+// The 64-bit id of a file that bitstreams reference (offline CDF tables, transform calibrations):
+// CRC32C(bytes) << 32 | CRC32C(bytes, seed 0x9E3779B9), over everything before the file's own CRC.
+inline uint64_t file_fingerprint(std::span<const uint8_t> bytes) {
+  return uint64_t(crc32c(bytes)) << 32 | crc32c(bytes, 0x9E3779B9u);
+}
+
 }  // namespace kvstream::codec

@@ -14,10 +14,6 @@ namespace {
 constexpr uint8_t kMagic[4] = {'K', 'V', 'C', 'D'};
 constexpr uint16_t kVersion = 1;
 
-uint64_t fingerprint(std::span<const uint8_t> bytes) {
-  return uint64_t(crc32c(bytes)) << 32 | crc32c(bytes, 0x9E3779B9u);
-}
-
 }  // namespace
 
 OfflineCdfTable OfflineCdfTable::build(const std::vector<KvChunkView>& contexts, const Ladder& ladder, TokenMode mode) {
@@ -79,7 +75,7 @@ std::vector<uint8_t> OfflineCdfTable::serialize() const {
 
 void OfflineCdfTable::compute_id() {
   auto bytes = serialize();
-  id_ = fingerprint(std::span(bytes).first(bytes.size() - 4));
+  id_ = file_fingerprint(std::span(bytes).first(bytes.size() - 4));
 }
 
 void OfflineCdfTable::save(const std::filesystem::path& path) const {
@@ -131,7 +127,7 @@ OfflineCdfTable OfflineCdfTable::parse(const std::vector<uint8_t>& bytes, const 
       table.levels_.push_back(std::move(lt));
     }
     if (r.remaining() != 0) fail("trailing bytes");
-    table.id_ = fingerprint(body);
+    table.id_ = file_fingerprint(body);
     return table;
   } catch (const BitstreamError& e) {
     fail(e.what());

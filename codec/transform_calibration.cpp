@@ -45,10 +45,6 @@ void put_f32(ByteWriter& w, float v) { w.put<uint32_t>(std::bit_cast<uint32_t>(v
 void put_f64(ByteWriter& w, double v) { w.put<uint64_t>(std::bit_cast<uint64_t>(v)); }
 double get_f64(ByteReader& r) { return std::bit_cast<double>(r.get<uint64_t>()); }
 
-uint64_t fingerprint(std::span<const uint8_t> bytes) {
-  return uint64_t(crc32c(bytes)) << 32 | crc32c(bytes, 0x9E3779B9u);
-}
-
 void check_levels(const std::vector<double>& levels, const std::function<void(const std::string&)>& fail) {
   if (levels.empty() || levels.size() > size_t(kTransformMaxLevels))
     fail("needs 1 to " + std::to_string(kTransformMaxLevels) + " levels, has " + std::to_string(levels.size()));
@@ -191,7 +187,7 @@ TransformCalibration TransformCalibration::build(const std::vector<KvChunkView>&
   return cal;
 }
 
-void TransformCalibration::finish() {
+void TransformCalibration::derive() {
   for (auto& row : rows_) {
     double sum = 0;
     for (float v : row.variance) sum += v;
@@ -201,8 +197,12 @@ void TransformCalibration::finish() {
   for (int part = 0; part < 2; ++part)
     for (int c = 0; c < kTransformClasses; ++c)
       build_symbol_lookup(cdf(part, c), kTransformAlphabet, lookups_[size_t(part) * kTransformClasses + size_t(c)]);
+}
+
+void TransformCalibration::finish() {
+  derive();
   const auto bytes = serialize();
-  id_ = fingerprint(std::span(bytes).first(bytes.size() - 4));
+  id_ = file_fingerprint(std::span(bytes).first(bytes.size() - 4));
 }
 
 std::vector<uint8_t> TransformCalibration::serialize() const {
@@ -293,7 +293,8 @@ TransformCalibration TransformCalibration::parse(std::span<const uint8_t> bytes,
         if (!cdf16_is_valid(cal.cdf(part, c), kTransformAlphabet))
           fail("the rANS table of class " + std::to_string(c) + (part ? " (V)" : " (K)") + " is not a valid CDF");
     if (r.remaining() != 0) fail(std::to_string(r.remaining()) + " trailing bytes");
-    cal.finish();
+    cal.derive();
+    cal.id_ = file_fingerprint(body);  // the bytes just read: no need to serialize them again
     return cal;
   } catch (const BitstreamError& e) {
     fail(e.what());

@@ -101,7 +101,8 @@ class TransformCalibration {
   std::vector<int> classes(int r, double step) const;
 
  private:
-  void finish();  // lookups and id from the fields
+  void derive();  // mean variances and lookups from the fields
+  void finish();  // derive(), then the id of the serialized fields
 
   std::string model_;
   int layers_ = 0, kv_heads_ = 0, head_dim_ = 0;
