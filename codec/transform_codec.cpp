@@ -112,7 +112,16 @@ int sinks_in_chunk(const TransformCalibration& cal, int64_t t0, int64_t tokens) 
   return static_cast<int>(std::clamp<int64_t>(cal.sink_tokens() - t0, 0, tokens));
 }
 
+// A row whose components are all dropped decodes to its mean at no bytes per token, so a transform
+// chunk's decoded size is not bounded by its payload as every other codec's is. The token count is
+// capped instead (FORMAT.md §3a), so that a small bitstream cannot demand gigabytes: 2^16 tokens is
+// dozens of CacheGen-sized chunks (1.5 K tokens) and longer than most contexts.
+constexpr int64_t kMaxTransformChunkTokens = int64_t(1) << 16;
+
 void check_shape(const TransformCalibration& cal, const KvShape& s, const std::string& what) {
+  if (s.tokens > kMaxTransformChunkTokens)
+    throw std::invalid_argument(what + " has " + std::to_string(s.tokens) + " tokens, more than the transform codec's " +
+                                std::to_string(kMaxTransformChunkTokens) + " per chunk (use smaller chunks)");
   if (s.layers != cal.layers() || s.kv_heads != cal.kv_heads() || s.head_dim != cal.head_dim())
     throw std::invalid_argument(what + " has shape " + s.to_string() + ", the transform calibration (model \"" +
                                 cal.model() + "\") is for L=" + std::to_string(cal.layers()) +

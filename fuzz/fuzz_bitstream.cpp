@@ -1,6 +1,6 @@
 // Fuzzes the bitstream decoder of every codec in the registry (codec/FORMAT.md §1-§4): a single
 // bitstream through decode_bitstream, or a whole .kvs file through decode_kvs, given the offline CDF
-// table of offline_table.h (so offline-CDF bitstreams decode too).
+// table and the transform calibration of offline_tables.h (so bitstreams that reference one decode too).
 //
 // Input: one selector byte, then the bytes. Selector s, with n codecs in codec_registry():
 //   s % n            the codec: its id is written into every bitstream's codec byte;
@@ -21,7 +21,7 @@
 #include "codec/kvs_file.h"
 #include "fuzz/checksum_repair.h"
 #include "fuzz/fuzz_support.h"
-#include "fuzz/offline_table.h"
+#include "fuzz/offline_tables.h"
 
 namespace {
 
@@ -66,7 +66,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const CodecId codec = registry[selector % registry.size()].id;
   const bool kvs_file = (selector / registry.size()) & 1;
   const bool repair = ((selector / registry.size()) & 2) == 0;
-  const DecodeContext context{{kvstream::fuzz::offline_table()}};
+  const DecodeContext context{.cdf_tables = {kvstream::fuzz::offline_table()},
+                               .transform_calibrations = {kvstream::fuzz::transform_calibration()}};
   std::vector<uint8_t> bytes(data + 1, data + size);
   if (kvs_file) {
     if (repair) {

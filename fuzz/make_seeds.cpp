@@ -21,7 +21,7 @@
 #include "codec/safetensors.h"
 #include "common/data_resolver.h"
 #include "common/file_text.h"
-#include "fuzz/offline_table.h"
+#include "fuzz/offline_tables.h"
 #include "models/gguf_file.h"
 #include "tests/models/gguf_builder.h"
 
@@ -62,15 +62,19 @@ std::vector<uint8_t> read_bytes(const fs::path& path) {
 
 // Every codec at every level on two chunks of the fixture's first context: each bitstream alone,
 // and both as one .kvs file (the selector of fuzz_bitstream.cpp: codec index, bit 1 of the rest
-// for .kvs). CacheGen also with the offline table fuzz_bitstream decodes with.
+// for .kvs). CacheGen also with the offline table, and the transform codec with the calibration,
+// that fuzz_bitstream decodes with.
 void bitstream_seeds(SeedWriter& seeds, const codec::KvCache& kv) {
   const auto& registry = codec::codec_registry();
   const fs::path scratch = seeds.out / "scratch.kvs";
   const fs::path table = seeds.out / "scratch.kvcdf";
+  const fs::path calibration = seeds.out / "scratch.kvcal";
   fuzz::offline_table()->save(table);
+  fuzz::transform_calibration()->save(calibration);
   const std::vector<std::string> specs = {"fp16", "quant:bits=8", "quant:bits=3", "kivi:bits=2", "zstd", "cachegen",
                                          "cachegen:entropy=rans", "cachegen:delta=10",
-                                         "cachegen:cdf=offline,table=" + table.string()};
+                                         "cachegen:cdf=offline,table=" + table.string(),
+                                         "transform:cal=" + calibration.string()};
   for (const std::string& spec : specs) {
     const auto codec = codec::make_codec(spec);
     for (int level : codec->levels()) {
@@ -80,7 +84,8 @@ void bitstream_seeds(SeedWriter& seeds, const codec::KvCache& kv) {
       const auto id = codec::parse_bitstream(chunks[0]).header.codec;
       const auto entry = std::find_if(registry.begin(), registry.end(), [&](const auto& e) { return e.id == id; });
       const auto index = uint8_t(entry - registry.begin());
-      const std::string name = spec.substr(0, spec.find(",table=")) + "-" + std::to_string(level);
+      // The name without the scratch file's path.
+      const std::string name = spec.substr(0, std::min(spec.find(",table="), spec.find(":cal="))) + "-" + std::to_string(level);
       seeds.write("bitstream", name + ".bin", chunks[1], index);
       codec::write_kvs(scratch, chunks);
       seeds.write("bitstream", name + ".kvs", read_bytes(scratch), uint8_t(index + registry.size()));
@@ -88,6 +93,7 @@ void bitstream_seeds(SeedWriter& seeds, const codec::KvCache& kv) {
   }
   fs::remove(scratch);
   fs::remove(table);
+  fs::remove(calibration);
 }
 
 void offline_cdf_seeds(SeedWriter& seeds, const codec::KvCache& kv) {

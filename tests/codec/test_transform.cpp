@@ -225,6 +225,29 @@ TEST_F(TransformTest, SpecErrorsAndShapeMismatchAreClear) {
   EXPECT_THROW(codec->encode(test_support::kv_fixture().contexts[3].chunk(0, 8), 99, 0), std::invalid_argument);
 }
 
+// A row with every component dropped costs no bytes per token, so the payload does not bound the
+// decoded size: more than 2^16 tokens per chunk is refused on both sides (found by fuzz_bitstream:
+// a 673-byte chunk declaring 5.4 M tokens asked for 7 GB; fuzz/regressions/bitstream/).
+TEST_F(TransformTest, ChunksOfMoreThanTwoToTheSixteenTokensAreRefusedBothWays) {
+  const auto codec = make_codec("transform:cal=" + saved_calibration());
+  auto bytes = codec->encode(test_support::kv_fixture().contexts[3].chunk(0, 64), 1, 0);
+  constexpr size_t kTokensOffset = 28;  // FORMAT.md §1: the header's u32 token count
+  const uint32_t declared = (uint32_t(1) << 16) + 1;
+  for (int b = 0; b < 4; ++b) bytes[kTokensOffset + size_t(b)] = static_cast<uint8_t>(declared >> (8 * b));
+  const size_t body = bytes.size() - kCrcBytes;
+  const uint32_t crc = crc32c(std::span(bytes).first(body));
+  for (int b = 0; b < 4; ++b) bytes[body + size_t(b)] = static_cast<uint8_t>(crc >> (8 * b));
+  try {
+    decode_bitstream(bytes, codec->decode_context());
+    FAIL() << "decoded a chunk of 65537 tokens";
+  } catch (const BitstreamError& e) {
+    EXPECT_EQ(e.section(), "TPRM");
+    EXPECT_NE(std::string(e.what()).find("65536 per chunk"), std::string::npos) << e.what();
+  }
+  const KvCache long_chunk(KvShape{5, 4, 8, declared});
+  EXPECT_THROW(codec->encode(long_chunk.all(), 1, 0), std::invalid_argument);
+}
+
 TEST_F(TransformTest, ACorruptGroupIsATypedErrorNotACrash) {
   const auto codec = make_codec("transform:cal=" + saved_calibration());
   const auto bytes = codec->encode(test_support::kv_fixture().contexts[3].chunk(100, 300), 3, 100);

@@ -1,0 +1,46 @@
+// The offline tables that fuzz_bitstream hands the decoder and fuzz_seeds encodes its seeds with, so
+// that those seeds reach the decoders that need one: CacheGen's offline CDF table (codec/offline_cdf.h)
+// and the transform codec's calibration (codec/transform_calibration.h). Both are built the same way
+// in both programs from deterministic synthetic KV of the fixture's shape (L = 5, C = 4·8), so they
+// need no data and their ids never change.
+#pragma once
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "codec/offline_cdf.h"
+#include "codec/transform_calibration.h"
+
+namespace kvstream::fuzz {
+
+// Smooth, per-channel-scaled values with some correlation between channels, so that PCA has
+// structure to find and the class tables are not degenerate.
+inline codec::KvCache synthetic_kv(int64_t tokens) {
+  codec::KvCache kv(codec::KvShape{.layers = 5, .kv_heads = 4, .head_dim = 8, .tokens = tokens});
+  for (size_t i = 0; i < kv.values().size(); ++i) kv.values()[i] = float(std::sin(0.37 * double(i)) * (1 + i % 7));
+  return kv;
+}
+
+// With the generic ladder and raw tokens (cachegen's default).
+inline std::shared_ptr<const codec::OfflineCdfTable> offline_table() {
+  static const auto table = [] {
+    const codec::KvCache kv = synthetic_kv(64);
+    return std::make_shared<const codec::OfflineCdfTable>(
+        codec::OfflineCdfTable::build({kv.all()}, codec::Ladder::from_name_or_path("generic"), codec::TokenMode{}));
+  }();
+  return table;
+}
+
+// With rotate-half RoPE (the Llama convention), so that the keys' un-rotation is decoded too.
+inline std::shared_ptr<const codec::TransformCalibration> transform_calibration() {
+  static const auto calibration = [] {
+    const codec::KvCache kv = synthetic_kv(128);
+    codec::TransformCalibration::Options options;
+    options.model = "fuzz-synthetic";
+    options.rope = codec::RopeSpec{.pairs = codec::RopePairs::kRotateHalf, .theta = 10000.0};
+    return std::make_shared<const codec::TransformCalibration>(codec::TransformCalibration::build({kv.all()}, options));
+  }();
+  return calibration;
+}
+
+}  // namespace kvstream::fuzz
