@@ -226,6 +226,8 @@ CacheGenOptions cachegen_options(const common::Spec& spec) {
     if (std::popcount(unsigned(o.rans_states)) != 1) spec.fail("states=" + std::to_string(o.rans_states) + " is not a power of two");
   }
   o.ladder = Ladder::from_name_or_path(spec.string("ladder", "generic"));
+  if (o.ladder.codec() != "cachegen")
+    spec.fail("ladder=" + spec.string("ladder", "") + " holds the transform codec's levels (use it with transform:ladder=)");
   if (spec.has("delta")) o.mode.delta_group = spec.string("delta", "").empty() ? 10 : spec.integer("delta", 10, 2, 255);
   o.sub_tokens = spec.integer("sub", kMaxSubChunkTokens, 1, kMaxSubChunkTokens);
   const std::string cdf = spec.string("cdf", "chunk");

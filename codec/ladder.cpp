@@ -61,6 +61,32 @@ Ladder Ladder::load(const std::filesystem::path& path) {
   ladder.path_ = where;
   if (!j.is_object() || !j.contains("name") || !j["name"].is_string()) fail("$.name", "expected a string");
   ladder.name_ = j["name"].get<std::string>();
+  if (j.contains("codec")) {
+    if (!j["codec"].is_string() || (j["codec"] != "cachegen" && j["codec"] != "transform"))
+      fail("$.codec", "expected \"cachegen\" or \"transform\"");
+    ladder.codec_ = j["codec"].get<std::string>();
+  }
+  const auto check_levels = [&] {
+    if (!j.contains("levels") || !j["levels"].is_array() || j["levels"].empty())
+      fail("$.levels", "expected a non-empty array");
+  };
+  if (ladder.codec_ == "transform") {
+    check_levels();
+    // Levels 1..N in order, distortions in (0, 1] and decreasing: what the codec's levels are.
+    for (size_t i = 0; i < j["levels"].size(); ++i) {
+      const auto& lv = j["levels"][i];
+      const std::string lp = "$.levels[" + std::to_string(i) + "]";
+      Level level{get_int(lv, "level", lp), {}, {}, 0};
+      if (level.level != static_cast<int>(i) + 1) fail(lp + ".level", "expected " + std::to_string(i + 1) + " (levels 1..N in order)");
+      if (!lv.contains("distortion") || !lv["distortion"].is_number()) fail(lp + ".distortion", "expected a number");
+      level.distortion = lv["distortion"].get<double>();
+      if (!(level.distortion > 0 && level.distortion <= 1)) fail(lp + ".distortion", "expected a relative distortion in (0, 1]");
+      if (i > 0 && !(level.distortion < ladder.levels_.back().distortion))
+        fail(lp + ".distortion", "expected less than the level below's (lowest quality first)");
+      ladder.levels_.push_back(level);
+    }
+    return ladder;
+  }
   ladder.reference_layers_ = get_int(j, "layers", "$");
   if (ladder.reference_layers_ < 1) fail("$.layers", "expected a positive layer count");
   std::string rule = "exact";
@@ -77,12 +103,11 @@ Ladder Ladder::load(const std::filesystem::path& path) {
     ladder.uniform_below_layers_ = get_int(u, "layers", "$.uniform_below_layers");
     ladder.uniform_bins_ = get_int(u, "bins", "$.uniform_below_layers");
   }
-  if (!j.contains("levels") || !j["levels"].is_array() || j["levels"].empty())
-    fail("$.levels", "expected a non-empty array");
+  check_levels();
   for (size_t i = 0; i < j["levels"].size(); ++i) {
     const auto& lv = j["levels"][i];
     const std::string lp = "$.levels[" + std::to_string(i) + "]";
-    Level level{get_int(lv, "level", lp), {}, {}};
+    Level level{get_int(lv, "level", lp), {}, {}, 0};
     for (const char* part : {"key", "value"}) {
       const std::string pp = lp + "." + part;
       if (!lv.contains(part) || !lv[part].is_array() || lv[part].empty()) fail(pp, "expected a non-empty array");
@@ -111,6 +136,14 @@ Ladder Ladder::load(const std::filesystem::path& path) {
 std::vector<int> Ladder::levels() const {
   std::vector<int> out;
   for (const auto& l : levels_) out.push_back(l.level);
+  return out;
+}
+
+std::vector<double> Ladder::distortions() const {
+  if (codec_ != "transform")
+    throw std::invalid_argument("ladder " + name_ + " holds CacheGen bins, not the transform codec's distortions");
+  std::vector<double> out;
+  for (const auto& l : levels_) out.push_back(l.distortion);
   return out;
 }
 
@@ -144,6 +177,8 @@ LevelSpec Ladder::level_spec(int level, int layers) const {
     for (int l : levels()) list += (list.empty() ? "" : ", ") + std::to_string(l);
     throw std::invalid_argument("ladder " + name_ + " has no level " + std::to_string(level) + " (levels: " + list + ")");
   }
+  if (codec_ != "cachegen")
+    throw std::invalid_argument("ladder " + name_ + " holds the transform codec's distortions, not CacheGen bins");
   if (layers < 1) throw std::invalid_argument("ladder " + name_ + ": layer count must be positive");
   if (rule_ == Rule::kExact && layers != reference_layers_)
     throw std::invalid_argument("ladder " + name_ + " is defined for exactly " + std::to_string(reference_layers_) +

@@ -6,6 +6,9 @@
 //          layers remain; rint = half-to-even, as the reference computation), last end = L
 //   clip   range ends become min(t, L) (LMCache's default for any HF model), with an optional
 //          "uniform_below_layers" fallback that uses one bin count everywhere for small models
+// A ladder file with "codec": "transform" holds the transform codec's levels instead: a relative
+// distortion per level (codec/transform_calibration.h), levels 1..N, lowest quality first. Both kinds
+// are what `kvstream calibrate-ladder` writes (eval/ladder_calibration.h).
 #pragma once
 #include <filesystem>
 #include <string>
@@ -39,9 +42,13 @@ class Ladder {
   static std::vector<std::string> builtin_names();
 
   const std::string& name() const { return name_; }
+  const std::string& codec() const { return codec_; }  // "cachegen" or "transform"
   std::vector<int> levels() const;  // ascending
+  // A transform ladder's relative distortion per level, lowest quality (largest) first; throws
+  // std::invalid_argument for a CacheGen ladder.
+  std::vector<double> distortions() const;
   // The level's per-layer bins for a model with `layers` layers; throws std::invalid_argument if the
-  // level is unknown or the ladder cannot apply to that layer count.
+  // level is unknown, the ladder cannot apply to that layer count or it is a transform ladder.
   LevelSpec level_spec(int level, int layers) const;
 
  private:
@@ -51,12 +58,14 @@ class Ladder {
   };
   struct Level {
     int level;
-    std::vector<Range> key, value;
+    std::vector<Range> key, value;  // CacheGen
+    double distortion = 0;          // transform
   };
   enum class Rule { kExact, kScale, kClip };
   std::vector<int> map_ranges(const std::vector<Range>& ranges, int layers) const;
 
   std::string name_;
+  std::string codec_ = "cachegen";
   std::string path_;
   int reference_layers_ = 0;
   Rule rule_ = Rule::kExact;

@@ -30,6 +30,7 @@
 #include "codec/byte_io.h"
 #include "codec/codec.h"
 #include "codec/half.h"
+#include "codec/ladder.h"
 #include "codec/rans_decode_x8.h"
 #include "codec/transform_calibration.h"
 
@@ -132,10 +133,16 @@ class TransformCodec final : public Codec {
  public:
   TransformCodec(const common::Spec& spec, std::shared_ptr<const TransformCalibration> cal)
       : spec_(spec.canonical()), cal_(std::move(cal)) {
+    if (spec.has("d") && spec.has("ladder")) spec.fail("d=D and ladder=PATH both set the levels: give one");
     if (spec.has("d")) {
       const double d = spec.number("d", 0);
       if (!(d > 0 && d <= 1)) spec.fail("d (the relative distortion) must be in (0, 1]");
       distortions_ = {d};
+    } else if (spec.has("ladder")) {
+      const Ladder ladder = Ladder::from_name_or_path(spec.string("ladder", ""));
+      if (ladder.codec() != "transform")
+        spec.fail("ladder=" + spec.string("ladder", "") + " holds CacheGen bins, not transform distortions");
+      distortions_ = ladder.distortions();
     } else {
       distortions_ = cal_->level_distortions();
     }
@@ -326,9 +333,10 @@ KvCache decode(const ParsedBitstream& parsed, const DecodeContext& context) {
 CodecEntry transform_codec_entry() {
   return {"transform", CodecId::kTransform,
           "calibrated transform codec (KVTC): per-layer PCA with RoPE undone, reverse water-filling, rANS with offline "
-          "tables (options: cal=M.kvcal from kvstream calibrate, d=D a relative distortion instead of its ladder)",
+          "tables (options: cal=M.kvcal from kvstream calibrate; levels from the calibration's list, or ladder=PATH from "
+          "kvstream calibrate-ladder, or d=D one relative distortion)",
           [](const common::Spec& spec) {
-            spec.only({"cal", "d"});
+            spec.only({"cal", "d", "ladder"});
             if (!spec.has("cal")) spec.fail("needs cal=PATH, a .kvcal file written by kvstream calibrate");
             auto cal = std::make_shared<const TransformCalibration>(TransformCalibration::load(spec.string("cal", "")));
             return std::unique_ptr<Codec>(new TransformCodec(spec, std::move(cal)));

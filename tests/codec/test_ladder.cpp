@@ -249,5 +249,33 @@ TEST_F(LadderFile, ALayerRuleThatIsNotAStringIsRefused) {
   }
 }
 
+// Transform ladders (what `kvstream calibrate-ladder --codec transform:...` writes): a relative
+// distortion per level, levels 1..N, lowest quality first; and no mixing of the two kinds.
+TEST_F(LadderFile, TransformLaddersHoldDistortions) {
+  const std::string good = R"({"name": "t", "codec": "transform", "levels": [{"level": 1, "distortion": 0.3},
+                                                                              {"level": 2, "distortion": 0.01}]})";
+  const Ladder ladder = Ladder::load(write("t.json", good));
+  EXPECT_EQ(ladder.codec(), "transform");
+  EXPECT_EQ(ladder.levels(), std::vector<int>({1, 2}));
+  EXPECT_EQ(ladder.distortions(), std::vector<double>({0.3, 0.01}));
+  EXPECT_NE(error_of([&] { ladder.level_spec(1, 4); }).find("not CacheGen bins"), std::string::npos);
+  EXPECT_NE(error_of([&] { Ladder::from_name_or_path("generic").distortions(); }).find("CacheGen bins"), std::string::npos);
+  EXPECT_EQ(Ladder::from_name_or_path("generic").codec(), "cachegen");
+
+  const auto transform = [](const std::string& levels) {
+    return R"({"name": "t", "codec": "transform", "levels": )" + levels + "}";
+  };
+  expect_load_error(R"({"name": "t", "codec": "zstd", "levels": []})", "$.codec");
+  expect_load_error(R"({"name": "t", "codec": 1, "levels": []})", "$.codec");
+  expect_load_error(transform("[]"), "$.levels");
+  expect_load_error(transform(R"([{"level": 2, "distortion": 0.1}])"), "$.levels[0].level");
+  expect_load_error(transform(R"([{"level": 1}])"), "$.levels[0].distortion");
+  expect_load_error(transform(R"([{"level": 1, "distortion": "0.1"}])"), "$.levels[0].distortion");
+  expect_load_error(transform(R"([{"level": 1, "distortion": 0}])"), "$.levels[0].distortion");
+  expect_load_error(transform(R"([{"level": 1, "distortion": 1.5}])"), "$.levels[0].distortion");
+  expect_load_error(transform(R"([{"level": 1, "distortion": 0.1}, {"level": 2, "distortion": 0.2}])"),
+                    "$.levels[1].distortion");
+}
+
 }  // namespace
 }  // namespace kvstream::codec

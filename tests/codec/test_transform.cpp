@@ -248,6 +248,23 @@ TEST_F(TransformTest, ChunksOfMoreThanTwoToTheSixteenTokensAreRefusedBothWays) {
   EXPECT_THROW(codec->encode(long_chunk.all(), 1, 0), std::invalid_argument);
 }
 
+// ladder=PATH (a transform ladder of kvstream calibrate-ladder) sets the levels; a CacheGen ladder,
+// or d= beside it, is refused, and so is a transform ladder given to cachegen.
+TEST_F(TransformTest, ALadderFileSetsTheLevels) {
+  const auto ladder = dir_ / "levels.json";
+  std::ofstream(ladder) << R"({"name": "l", "codec": "transform", "levels": [{"level": 1, "distortion": 0.2},
+                                                                             {"level": 2, "distortion": 0.002}]})";
+  const auto codec = make_codec("transform:cal=" + saved_calibration() + ",ladder=" + ladder.string());
+  EXPECT_EQ(codec->levels(), std::vector<int>({1, 2}));
+  const auto chunk = test_support::kv_fixture().contexts[3].chunk(0, 64);
+  const auto with_d = make_codec("transform:cal=" + saved_calibration() + ",d=0.002");
+  EXPECT_EQ(codec->encode(chunk, 2, 0), with_d->encode(chunk, 1, 0));
+  EXPECT_LT(codec->encode(chunk, 1, 0).size(), codec->encode(chunk, 2, 0).size());
+  EXPECT_THROW(make_codec("transform:cal=" + saved_calibration() + ",ladder=generic"), std::invalid_argument);
+  EXPECT_THROW(make_codec("transform:cal=" + saved_calibration() + ",d=0.1,ladder=" + ladder.string()), std::invalid_argument);
+  EXPECT_THROW(make_codec("cachegen:ladder=" + ladder.string()), std::invalid_argument);
+}
+
 TEST_F(TransformTest, ACorruptGroupIsATypedErrorNotACrash) {
   const auto codec = make_codec("transform:cal=" + saved_calibration());
   const auto bytes = codec->encode(test_support::kv_fixture().contexts[3].chunk(100, 300), 3, 100);
