@@ -9,9 +9,7 @@
 #include "cli/command.h"
 #include "codec/transform_calibration.h"
 #include "common/content_hash.h"
-#include "eval/kv_bridge.h"
-#include "eval/kv_sensitivity.h"
-#include "eval/text_windows.h"
+#include "eval/transform_fit.h"
 #include "models/model_catalog.h"
 
 namespace kvstream::cli {
@@ -21,15 +19,9 @@ struct Options {
   std::string model_name, tokenizer, out_path, levels;
   eval::TextWindows windows;
   int sink_tokens = 4;
-  int sensitivity_windows = 4;
+  int sensitivity_windows = eval::kTransformSensitivityWindows;
   bool keep_rope = false;
 };
-
-eval::TextWindows calibration_defaults(const std::string& model_name) {
-  const bool llama2c = model_name == "stories260K" || model_name.ends_with(".bin");
-  if (llama2c) return {"text/tinystories/tinystories_val.txt", 32, 384, 2400, 3000, 240000};
-  return {"text/wikitext2/valid.txt", 16, 1024, 6000, 20000, 0};
-}
 
 std::vector<double> parse_levels(const std::string& text) {
   std::vector<double> out;
@@ -64,7 +56,7 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
     ("stride-chars", po::value(&w.stride_chars), "characters between window starts")
     ("sink-tokens", po::value(&o.sink_tokens)->default_value(4), "positions the codec keeps in fp16 (attention sinks)")
     ("levels", po::value(&o.levels), "the ladder: relative distortions d, largest (lowest quality) first, comma-separated")
-    ("sensitivity-windows", po::value(&o.sensitivity_windows)->default_value(4),
+    ("sensitivity-windows", po::value(&o.sensitivity_windows)->default_value(eval::kTransformSensitivityWindows),
      "windows on which each row's effect on KL is measured to weigh its distortion (0: equal weights)")
     ("keep-rope", po::bool_switch(&o.keep_rope), "fit the keys as stored, RoPE applied (for comparison)")
     ("out", po::value(&o.out_path)->required(), "output calibration (.kvcal, written atomically)");
@@ -80,7 +72,7 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
                      "what kvstream quality and rd score on by default.",
                      options, vm))
     return std::nullopt;
-  const auto defaults = calibration_defaults(o.model_name);
+  const auto defaults = eval::calibration_windows(o.model_name);
   if (!vm.count("text")) w.text_path = defaults.text_path;
   if (!vm.count("first-char")) w.first_char = defaults.first_char;
   if (!vm.count("windows")) w.contexts = defaults.contexts;
@@ -96,15 +88,10 @@ int run(const Options& o) {
   options.model = o.model_name;
   options.sink_tokens = o.sink_tokens;
   const auto model = models::load_model(o.model_name, o.tokenizer);
-  if (!o.keep_rope) options.rope = eval::rope_spec(model.model->config());
-  const auto windows = eval::window_kv(model, o.windows);
-  std::vector<codec::KvChunkView> views;
-  for (const auto& kv : windows.kv) views.push_back(kv.all());
-  auto cal = codec::TransformCalibration::build(views, options);
-  if (o.sensitivity_windows > 0) cal.set_row_weights(eval::transform_row_weights(*model.model, windows, o.sensitivity_windows, cal));
+  const auto cal = eval::fit_transform(model, o.windows, options, o.sensitivity_windows, o.keep_rope);
   cal.save(o.out_path);
   std::cout << o.out_path << ": calibration " << common::hex64(cal.id()) << " of " << o.model_name << ", "
-            << views.size() << " window(s) of " << o.windows.context_tokens << " tokens from " << o.windows.text_path
+            << o.windows.contexts << " window(s) of " << o.windows.context_tokens << " tokens from " << o.windows.text_path
             << "\n";
   for (size_t i = 0; i < cal.level_distortions().size(); ++i) {
     const double d = cal.level_distortions()[i];

@@ -35,6 +35,7 @@ int cdf_build_main(const std::vector<std::string>& args);
 int quality_main(const std::vector<std::string>& args);          // needs LibTorch (cli/model_backend.h)
 int rd_main(const std::vector<std::string>& args);               // needs LibTorch
 int calibrate_main(const std::vector<std::string>& args);        // needs LibTorch
+int calibrate_ladder_main(const std::vector<std::string>& args); // needs LibTorch
 int profile_prefill_main(const std::vector<std::string>& args);  // needs LibTorch
 int profile_decode_main(const std::vector<std::string>& args);
 int kv_export_main(const std::vector<std::string>& args);        // needs LibTorch

@@ -21,6 +21,8 @@ int main(int argc, char** argv) {
       {"rd", "rate-distortion curves of codecs (bytes vs KL on text windows) and their BD-rate against CacheGen", rd_main},
       {"calibrate", "fit the transform codec to a model on calibration text: per-layer PCA bases and rANS tables (.kvcal)",
        calibrate_main},
+      {"calibrate-ladder", "choose a codec's levels (cachegen bins per layer, transform distortions) to land on target KLs",
+       calibrate_ladder_main},
       {"profile-prefill", "time prefill over a (prefix, chunk) grid and fit the simulator's cost model", profile_prefill_main},
       {"profile-decode", "measure decode throughput per codec and level into a hardware profile", profile_decode_main},
       {"kv-export", "prefill text windows with a model and write their KV cache (safetensors)", kv_export_main},

@@ -52,6 +52,9 @@ int quality_main(const std::vector<std::string>& args) { return backend("kvstrea
 int rd_main(const std::vector<std::string>& args) { return backend("kvstream rd").rd_main(args); }
 int kv_export_main(const std::vector<std::string>& args) { return backend("kvstream kv-export").kv_export_main(args); }
 int calibrate_main(const std::vector<std::string>& args) { return backend("kvstream calibrate").calibrate_main(args); }
+int calibrate_ladder_main(const std::vector<std::string>& args) {
+  return backend("kvstream calibrate-ladder").calibrate_ladder_main(args);
+}
 int profile_prefill_main(const std::vector<std::string>& args) {
   return backend("kvstream profile-prefill").profile_prefill_main(args);
 }

@@ -1,5 +1,5 @@
 // What the CLI does with a model, which needs LibTorch: the commands that run one (quality, rd,
-// kv-export, profile-prefill, calibrate: cli/command.h), the measurer of the context sets of source "model"
+// kv-export, profile-prefill, calibrate, calibrate-ladder: cli/command.h), the measurer of the context sets of source "model"
 // that `kvstream run` hands to the runner, and the real KV of `emulate --model`.
 //
 // They live in a plugin, kvstream-models.so beside the kvstream binary (cli/model_plugin.cpp, built
@@ -32,10 +32,11 @@ struct ModelBackend {
   int (*kv_export_main)(const std::vector<std::string>& args);
   int (*profile_prefill_main)(const std::vector<std::string>& args);
   int (*calibrate_main)(const std::vector<std::string>& args);
+  int (*calibrate_ladder_main)(const std::vector<std::string>& args);
   profiling::ModelContextMeasurer measure_model_contexts;
   RealKvPreparer prepare_real_kv;
 };
-inline constexpr int kModelBackendVersion = 3;
+inline constexpr int kModelBackendVersion = 4;
 inline constexpr const char* kModelBackendSymbol = "kvstream_model_backend";
 inline constexpr const char* kModelPluginFile = "kvstream-models.so";
 

@@ -8,7 +8,8 @@
 extern "C" __attribute__((visibility("default"))) const kvstream::cli::ModelBackend* kvstream_model_backend() {
   using namespace kvstream;
   static const cli::ModelBackend backend{cli::kModelBackendVersion, cli::quality_main, cli::rd_main, cli::kv_export_main,
-                                         cli::profile_prefill_main, cli::calibrate_main, profiling::measure_model_contexts,
+                                         cli::profile_prefill_main, cli::calibrate_main, cli::calibrate_ladder_main,
+                                         profiling::measure_model_contexts,
                                          emulation::prepare_model_context};
   return &backend;
 }

@@ -73,7 +73,7 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
                      options, vm))
     return std::nullopt;
   o.task_mode = vm.count("tasks") > 0;
-  for (const char* name : {"text", "contexts", "context-tokens", "continuation-tokens", "window-chars", "stride-chars",
+  for (const char* name : {"text", "contexts", "context-tokens", "continuation-tokens", "window-chars", "stride-chars", "first-char",
                            "greedy-tokens"})
     if (o.task_mode && vm.count(name)) throw po::error(std::string("--") + name + " does not apply with --tasks");
   for (const char* name : {"records", "generate-tokens", "max-prompt-tokens", "truncate"})

@@ -26,7 +26,7 @@ constexpr int kDefaultWindows = 8;
 std::optional<Options> parse(const std::vector<std::string>& args) {
   Options o;
   eval::QualityOptions& q = o.rd.windows;
-  std::string kl_range;
+  std::string kl_range, calibration_text;
   po::options_description options("options");
   options.add_options()
     ("model", po::value(&o.model_name)->default_value("smollm2"), "stories260K, smollm2, a .gguf, a Hugging Face directory or a llama2.c .bin")
@@ -35,12 +35,14 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
     ("json", po::bool_switch(&o.json), "one JSON object per point, then one per curve")
     ("out", po::value(&o.out_dir), "also write DIR/rd.jsonl (the --json lines) and draw DIR/figures/rd.png and .svg")
     ("no-figures", po::bool_switch(&o.no_figures), "with --out: do not call plotting/plot.py")
-    ("windows", po::value(&q.contexts)->default_value(kDefaultWindows), "text windows scored");
+    ("windows", po::value(&q.contexts)->default_value(kDefaultWindows), "text windows scored")
+    ("calibration-text", po::value(&calibration_text),
+     "fit a `transform` spec without cal= on this text first (as kvstream calibrate; default windows of its own)");
   add_text_window_options(options, q);
   po::variables_map vm;
   if (!parse_or_help(args,
                      "usage: kvstream rd [--model M] [--text FILE] [--windows N] [--codec SPEC ...] [--kl-range LO,HI]\n"
-                     "                   [--json] [--out DIR [--no-figures]]\n\n"
+                     "                   [--calibration-text FILE] [--json] [--out DIR [--no-figures]]\n\n"
                      "Rate-distortion curves: each codec spec is swept along its rate knob (a ladder's levels;\n"
                      "quant's bits 2..8 and KIVI's 2 and 4 when the spec leaves bits out; else its one setting)\n"
                      "and every point is scored as `kvstream quality` scores a level: bytes, KL, top-1\n"
@@ -48,6 +50,9 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
                      "with 8 windows). Each curve's BD-rate against cachegen (its default ladder, always\n"
                      "measured) is the mean log-bytes difference at equal KL over the KL range both cover\n"
                      "(piecewise-cubic interpolation of ln bytes over ln KL): -0.5 = half the bytes.\n\n"
+                     "A `transform` spec without cal= is fitted first on --calibration-text (kvstream calibrate's\n"
+                     "windows and defaults; give a text the scored one is held out from, e.g. WikiText-2 valid\n"
+                     "when scoring test). Else it needs cal=M.kvcal.\n\n"
                      "--json: per point codec (the spec as given), point (e.g. bits=4, level=2), spec, level,\n"
                      "bytes, fp16_bytes, ratio_vs_fp16, kl_mean, top1_agree, ppl_ref, ppl, ppl_delta,\n"
                      "greedy_match_tokens; per curve codec, bd_rate_vs_cachegen (a fraction; null with a\n"
@@ -59,6 +64,15 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
   apply_text_window_defaults(vm, o.model_name, q);
   q.greedy_tokens = eval::quality_defaults(o.model_name).greedy_tokens;
   if (o.rd.codecs.empty()) o.rd.codecs = {"cachegen", "quant", "kivi"};
+  if (vm.count("calibration-text")) {
+    // kvstream calibrate's windows for the model, from the start of a text other than its default.
+    eval::TextWindows windows = eval::calibration_windows(o.model_name);
+    if (calibration_text != windows.text_path) windows.first_char = 0;
+    windows.text_path = calibration_text;
+    if (calibration_text == q.text_path && windows.first_char < q.first_char + int64_t(q.contexts) * q.stride_chars)
+      std::cerr << "kvstream rd: warning: the calibration text is the text scored, so the scores are not held out\n";
+    o.rd.calibration = windows;
+  }
   if (q.contexts < 1 || q.context_tokens < 1) throw po::error("--windows and --context-tokens must be positive");
   if (vm.count("kl-range")) {
     double lo = 0, hi = 0;
@@ -92,7 +106,8 @@ void write_out(const std::filesystem::path& dir, const eval::RdResult& result, b
 }
 
 int run(const Options& o) {
-  for (const auto& spec : o.rd.codecs) codec::rate_sweep(spec);  // bad specs fail before the model loads
+  for (const auto& spec : o.rd.codecs)  // bad specs fail before the model loads
+    if (!o.rd.calibration || !eval::needs_calibration(spec)) codec::rate_sweep(spec);
   const auto model = models::load_model(o.model_name, "");
   const auto result = eval::run_rd(model, o.rd, [&](const eval::RdMeasurement& p) {
     if (o.json) {

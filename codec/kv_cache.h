@@ -65,6 +65,9 @@ class KvCache {
   float* row_token(int row, int64_t t) {
     return token(row % shape_.layers, static_cast<KvPart>(row / shape_.layers), t);
   }
+  const float* row_token(int row, int64_t t) const {
+    return token(row % shape_.layers, static_cast<KvPart>(row / shape_.layers), t);
+  }
 
   KvChunkView chunk(int64_t t0, int64_t t1) const;  // throws std::out_of_range on a bad range
   KvChunkView all() const { return chunk(0, shape_.tokens); }

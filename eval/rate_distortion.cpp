@@ -4,7 +4,10 @@
 #include <map>
 #include <stdexcept>
 
+#include "codec/codec.h"
 #include "codec/rate_sweep.h"
+#include "common/scratch_dir.h"
+#include "eval/transform_fit.h"
 
 namespace kvstream::eval {
 
@@ -54,7 +57,30 @@ RdCurve curve_against(const std::string& curve, const std::vector<RdSample>& los
   return c;
 }
 
+// The spec a curve runs: itself, or for a `transform` curve without cal= the same with the fitted
+// calibration's path (fitted into `scratch` on first need).
+std::string runnable_spec(const std::string& curve, const models::LoadedModel& model, const RdOptions& options,
+                          const common::ScratchDir& scratch, std::string& fitted) {
+  const common::Spec spec = codec::parse_codec_spec(curve);
+  if (spec.name() != "transform" || spec.has("cal")) return curve;
+  if (!options.calibration)
+    spec.fail("names no calibration: give cal=M.kvcal (kvstream calibrate) or --calibration-text to fit one here");
+  if (fitted.empty()) {
+    codec::TransformCalibration::Options fit;
+    fit.model = model.name;
+    fitted = scratch.file("fitted.kvcal").string();
+    fit_transform(model, *options.calibration, fit, kTransformSensitivityWindows).save(fitted);
+  }
+  const size_t colon = curve.find(':');
+  return "transform:cal=" + fitted + (colon == std::string::npos ? "" : "," + curve.substr(colon + 1));
+}
+
 }  // namespace
+
+bool needs_calibration(const std::string& curve) {
+  const common::Spec spec = codec::parse_codec_spec(curve);
+  return spec.name() == "transform" && !spec.has("cal");
+}
 
 RdResult run_rd(const models::LoadedModel& model, const RdOptions& options,
                 const std::function<void(const RdMeasurement&)>& on_point) {
@@ -67,8 +93,10 @@ RdResult run_rd(const models::LoadedModel& model, const RdOptions& options,
   QualityOptions quality = options.windows;
   quality.codecs.clear();
   quality.levels.clear();
+  const common::ScratchDir scratch("rd");
+  std::string fitted;
   for (const auto& curve : curves)
-    for (const auto& p : codec::rate_sweep(curve)) {
+    for (const auto& p : codec::rate_sweep(runnable_spec(curve, model, options, scratch, fitted))) {
       const std::string spec = p.codec_level.codec->spec();
       if (std::find(quality.codecs.begin(), quality.codecs.end(), spec) == quality.codecs.end()) quality.codecs.push_back(spec);
       users[{spec, p.codec_level.level}].push_back({curve, p.label});

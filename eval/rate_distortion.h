@@ -14,6 +14,7 @@
 
 #include "eval/bd_rate.h"
 #include "eval/text_quality.h"
+#include "eval/text_windows.h"
 
 namespace kvstream::eval {
 
@@ -23,6 +24,10 @@ struct RdOptions {
   QualityOptions windows;                       // the text and its windows; `codecs` and `levels` are unused
   std::vector<std::string> codecs;              // specs, each one curve; the reference is measured too
   std::optional<std::pair<double, double>> kl_range;  // clips the KL range of the BD-rate
+  // Where a `transform` spec without cal= is fitted first (eval/transform_fit.h, once for all such
+  // specs, with the calibration's default levels and sensitivity weights); without it such a spec
+  // is refused.
+  std::optional<TextWindows> calibration;
 };
 
 // One measured point of one curve.
@@ -46,7 +51,11 @@ struct RdResult {
   std::vector<RdCurve> curves;
 };
 
-// Throws std::invalid_argument for a bad spec before the model runs.
+// Whether `curve` is a transform spec without cal=, which run_rd fits on options.calibration.
+bool needs_calibration(const std::string& curve);
+
+// Throws std::invalid_argument for a bad spec before the model runs (a transform spec that needs
+// fitting without options.calibration among them).
 RdResult run_rd(const models::LoadedModel& model, const RdOptions& options,
                 const std::function<void(const RdMeasurement&)>& on_point = {});
 

@@ -8,6 +8,12 @@
 
 namespace kvstream::eval {
 
+TextWindows calibration_windows(const std::string& model_name) {
+  const bool llama2c = model_name == "stories260K" || model_name.ends_with(".bin");
+  if (llama2c) return {"text/tinystories/tinystories_val.txt", 32, 384, 2400, 3000, 240000};
+  return {"text/wikitext2/valid.txt", 16, 1024, 6000, 20000, 0};
+}
+
 WindowKv window_kv(const models::LoadedModel& model, const TextWindows& w) {
   if (w.contexts < 1 || w.context_tokens < 1 || w.window_chars < 1 || w.stride_chars < 1 || w.first_char < 0)
     throw std::invalid_argument("text windows: contexts, context tokens, window and stride characters must be positive");

@@ -25,6 +25,12 @@ struct WindowKv {
   std::vector<std::vector<int32_t>> tokens;  // the context tokens of each window
 };
 
+// The default calibration text of `kvstream calibrate` and `calibrate-ladder`, never what `quality`
+// and `rd` score on by default: for llama2.c models (stories260K, .bin) 32 windows of 384 tokens of
+// TinyStories' validation file from character 240000 (they score on its first windows); for SmolLM2
+// and other models 16 windows of 1024 tokens of WikiText-2's validation split (they score on test).
+TextWindows calibration_windows(const std::string& model_name);
+
 // Throws std::invalid_argument naming the text and the window when the text is too short for the
 // windows or a window gives fewer tokens than needed.
 WindowKv window_kv(const models::LoadedModel& model, const TextWindows& windows);

@@ -162,6 +162,26 @@ TEST_F(Cli, TransformCodecCalibratedOnTextRoundTripsWithItsCalibration) {
   EXPECT_LT(error / energy, 0.01);
 }
 
+TEST_F(Cli, CalibrateLadderWritesALadderTheCodecTakes) {
+  if (!KVSTREAM_WITH_TORCH) GTEST_SKIP() << "built without LibTorch: calibrate-ladder needs the model plugin";
+  const Result r = ok("calibrate-ladder --model stories260K --codec cachegen --kl 0.1 --windows 4 --context-tokens 128 "
+                      "--max-probes 2 --out L.json --json");
+  const auto line = nlohmann::json::parse(r.out.substr(0, r.out.find('\n')));
+  EXPECT_EQ(line["level"], 1);
+  EXPECT_EQ(line["target_kl"], 0.1);
+  EXPECT_GT(line["kl_mean"].get<double>(), 0);
+  ok(std::string("encode --kv ") + kKvFixture + " --codec cachegen:ladder=L.json --level 1 --context 3 --out X.kvs");
+  ok("decode X.kvs --out Y.safetensors");
+
+  const Result bad = run("calibrate-ladder --model stories260K --codec cachegen --kl 0.1,zero --out M.json");
+  EXPECT_EQ(bad.rc, 2) << bad.err;
+  EXPECT_NE(bad.err.find("--kl: \"zero\""), std::string::npos) << bad.err;
+  const Result quant = run("calibrate-ladder --model stories260K --codec quant --kl 0.1 --out M.json");
+  EXPECT_EQ(quant.rc, 1) << quant.err;
+  EXPECT_NE(quant.err.find("cachegen and transform"), std::string::npos) << quant.err;
+  EXPECT_FALSE(fs::exists(dir_ / "M.json"));
+}
+
 TEST_F(Cli, CodecBenchJson) {
   const Result r = ok("codec-bench --codecs cachegen --min-time 0 --json");
   std::istringstream lines(r.out);

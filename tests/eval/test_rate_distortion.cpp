@@ -7,6 +7,7 @@
 
 #include "codec/codec.h"
 #include "eval/rate_distortion.h"
+#include "eval/text_windows.h"
 
 namespace kvstream::eval {
 namespace {
@@ -90,6 +91,29 @@ TEST(RateDistortion, AKlRangeNoCurveCoversIsAReasonNotACrash) {
   const auto& kivi = curve_of(result, "kivi");
   EXPECT_FALSE(kivi.bd.has_value());
   EXPECT_NE(kivi.no_bd_reason.find("share no KL range within [10"), std::string::npos) << kivi.no_bd_reason;
+}
+
+// A transform spec without cal= is fitted on the calibration text inside run_rd (and refused without
+// one): the same points as a calibration fitted beforehand on the same windows.
+TEST(RateDistortion, ATransformSpecWithoutCalibrationIsFittedOnTheCalibrationText) {
+  const auto model = models::load_model("stories260K");
+  RdOptions options;
+  options.windows = two_windows();
+  options.codecs = {"transform:d=0.01"};
+  EXPECT_TRUE(needs_calibration("transform:d=0.01"));
+  EXPECT_FALSE(needs_calibration("transform:cal=x.kvcal"));
+  EXPECT_THROW(run_rd(model, options), std::invalid_argument);
+
+  TextWindows calibration = calibration_windows("stories260K");
+  calibration.contexts = 4;
+  options.calibration = calibration;
+  const RdResult result = run_rd(model, options);
+  const auto points = points_of(result, "transform:d=0.01");
+  ASSERT_EQ(points.size(), 1u);
+  EXPECT_GT(points[0]->quality.kl_mean, 0);
+  EXPECT_EQ(points[0]->quality.codec.rfind("transform:", 0), 0u);
+  EXPECT_NE(points[0]->quality.codec.find("d=0.01"), std::string::npos);
+  EXPECT_LT(points[0]->quality.bytes * 3, points[0]->quality.fp16_bytes);
 }
 
 }  // namespace

@@ -1,0 +1,56 @@
+// `kvstream calibrate-ladder`: a codec's levels chosen per model so that each lands on a requested KL
+// on calibration text (docs/RATE_DISTORTION.md "Calibrated ladders"), written as a ladder file
+// (codec/ladder.h) the codec and experiment configs take.
+//
+// Each level has one knob x whose KL grows about in proportion to it, found by a secant search in
+// log-log space (first step slope 1), at most `max_probes` measurements, stopping within `tolerance`:
+//   cachegen   x = the level's KL budget B. Per-layer bins follow measured per-row sensitivity: the
+//              KL row r alone adds at a reference of 16 bins, KL_r(16), is measured once (its decode
+//              error at 16 bins replayed as Gaussian noise in that row alone, eval/kv_sensitivity.h);
+//              with KL_r growing as 1/Q^2 (Q = bins/2 - 1, the quantizer's steps per sign) and bytes
+//              as log Q, minimising bytes under sum_r KL_r <= B gives every row the same share B/2L
+//              (Lagrange), so Q_r = 7 sqrt(KL_r(16) 2L / B), rounded and clamped to [4, 64] bins.
+//   transform  x = the relative distortion d (transform:cal=...,d=x).
+// Levels are numbered from the largest KL (level 1, lowest quality) down, as every ladder.
+#pragma once
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "codec/ladder.h"
+#include "eval/text_quality.h"
+
+namespace kvstream::eval {
+
+struct LadderCalibrationOptions {
+  QualityOptions windows;            // the calibration text and its windows (`codecs`, `levels` unused)
+  std::string codec = "cachegen";    // "cachegen[:options]" (no ladder=) or "transform:cal=M.kvcal" (no d=, ladder=)
+  std::vector<double> target_kl;     // one level each, any order
+  std::string name;                  // the ladder's name
+  int max_probes = 6;
+  double tolerance = 0.1;            // |KL / target - 1| at which a level's search stops
+  int sensitivity_windows = 2;       // cachegen: windows for the per-row sensitivity
+};
+
+struct CalibratedLevel {
+  int level = 0;
+  double target_kl = 0;
+  double knob = 0;                   // B (cachegen) or d (transform)
+  codec::LevelSpec bins;             // cachegen only
+  QualityRow measured;               // on the calibration windows
+  int probes = 0;
+};
+
+struct LadderCalibration {
+  std::vector<CalibratedLevel> levels;  // level 1 first
+  nlohmann::json ladder;                // the ladder file (codec/FORMAT.md §6), with a "calibration" record
+};
+
+// Throws std::invalid_argument for a codec other than cachegen or transform, a spec that already sets
+// the levels, or a target KL that is not positive; std::runtime_error when the transform levels found
+// are not strictly ordered (targets too close for the measurement's noise).
+LadderCalibration calibrate_ladder(const models::LoadedModel& model, const LadderCalibrationOptions& options,
+                                   const std::function<void(const CalibratedLevel&)>& on_level = {});
+
+}  // namespace kvstream::eval

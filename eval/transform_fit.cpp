@@ -1,0 +1,20 @@
+#include "eval/transform_fit.h"
+
+#include "eval/kv_bridge.h"
+#include "eval/kv_sensitivity.h"
+
+namespace kvstream::eval {
+
+codec::TransformCalibration fit_transform(const models::LoadedModel& model, const TextWindows& windows,
+                                          codec::TransformCalibration::Options options, int sensitivity_windows,
+                                          bool keep_rope) {
+  if (!keep_rope) options.rope = rope_spec(model.model->config());
+  const auto kv = window_kv(model, windows);
+  std::vector<codec::KvChunkView> views;
+  for (const auto& window : kv.kv) views.push_back(window.all());
+  auto cal = codec::TransformCalibration::build(views, options);
+  if (sensitivity_windows > 0) cal.set_row_weights(transform_row_weights(*model.model, kv, sensitivity_windows, cal));
+  return cal;
+}
+
+}  // namespace kvstream::eval

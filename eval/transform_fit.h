@@ -1,0 +1,20 @@
+// The transform codec fitted to a model on text windows (codec/transform_calibration.h): what
+// `kvstream calibrate` writes and what `kvstream rd --calibration-text` fits for a `transform` spec
+// that names no calibration file.
+#pragma once
+#include "codec/transform_calibration.h"
+#include "eval/text_windows.h"
+#include "models/model_catalog.h"
+
+namespace kvstream::eval {
+
+inline constexpr int kTransformSensitivityWindows = 4;  // the default of `kvstream calibrate --sensitivity-windows`
+
+// Prefills `windows`, fits every row (keys with the model's RoPE undone unless `keep_rope`) and,
+// with sensitivity_windows > 0, weighs each row's distortion by its measured effect on KL
+// (eval/kv_sensitivity.h) on that many of the windows. `options.rope` is set here.
+codec::TransformCalibration fit_transform(const models::LoadedModel& model, const TextWindows& windows,
+                                          codec::TransformCalibration::Options options, int sensitivity_windows,
+                                          bool keep_rope = false);
+
+}  // namespace kvstream::eval
