@@ -56,7 +56,7 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
     ("windows", po::value(&q.contexts), "calibration text windows (default: kvstream calibrate's, 32 | 16)")
     ("max-probes", po::value(&c.max_probes)->default_value(6), "measurements per level at most")
     ("tolerance", po::value(&c.tolerance)->default_value(0.1), "a level's search stops within this fraction of its target KL")
-    ("sensitivity-windows", po::value(&c.sensitivity_windows)->default_value(2), "cachegen: windows for the per-layer sensitivity")
+    ("sensitivity-windows", po::value(&c.sensitivity_windows)->default_value(2), "cachegen: windows for the per-layer rate-distortion curves")
     ("check", po::bool_switch(&o.check), "measure each level again on the held-out windows kvstream rd scores on")
     ("check-windows", po::value(&o.check_windows)->default_value(8), "held-out windows of --check")
     ("json", po::bool_switch(&o.json), "print one JSON object per level");
@@ -67,14 +67,15 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
                      "                                 [--text FILE] [--windows N] [--check] [--json]\n\n"
                      "Chooses each level of a codec so that it lands on a target KL (kvstream quality's mean KL of\n"
                      "the next-token distributions) on calibration text, and writes a ladder file: level 1 the\n"
-                     "largest KL. cachegen: per-layer K and V bins from each layer's measured sensitivity (use\n"
-                     "the file as cachegen:ladder=LADDER.json); transform: the relative distortion of each level\n"
-                     "(use it as transform:cal=M.kvcal,ladder=LADDER.json). Each level is a secant search of at\n"
-                     "most --max-probes measurements. The default text is the held-out text of kvstream calibrate\n"
-                     "(WikiText-2 validation for SmolLM2 and other models; the second half of TinyStories'\n"
-                     "validation file for llama2.c models), as many windows as there; --check then scores every level on the\n"
-                     "windows kvstream rd uses (WikiText-2 test; TinyStories' first windows) and prints the KL\n"
-                     "found there against its target.\n\n" +
+                     "largest KL. cachegen: per-layer K and V bins from each one's measured bytes and KL at 4 to\n"
+                     "64 bins, a Lagrangian choice (use the file as cachegen:ladder=LADDER.json); transform: the\n"
+                     "relative distortion of each level (use it as transform:cal=M.kvcal,ladder=LADDER.json).\n"
+                     "Each level is a secant search of at most --max-probes measurements. The default text is\n"
+                     "the held-out text of kvstream calibrate (WikiText-2 validation for SmolLM2 and other\n"
+                     "models; the second half of TinyStories' validation file for llama2.c models), as many\n"
+                     "windows as there; --check then scores every level on the windows kvstream rd uses\n"
+                     "(WikiText-2 test; TinyStories' first windows) and prints the KL found there against its\n"
+                     "target.\n\n" +
                          codec_list_help(),
                      options, vm))
     return std::nullopt;

@@ -164,6 +164,19 @@ CacheGenPayload parse_cachegen_payload(const ParsedBitstream& parsed, const Deco
   return pl;
 }
 
+std::vector<uint64_t> row_data_bytes(const CacheGenPayload& payload) {
+  const int rows = payload.rows();
+  // Units per (sub-chunk, row): one rANS group, or one AC stream per channel.
+  const int64_t per_row = payload.params.coder == kCoderRans ? 1 : payload.shape.channels();
+  std::vector<uint64_t> bytes(size_t(rows), 0);
+  for (int64_t j = 0; j < payload.sub_chunks(); ++j)
+    for (int r = 0; r < rows; ++r) {
+      const int64_t first = (j * rows + r) * per_row;
+      bytes[size_t(r)] += payload.offset[size_t(first + per_row)] - payload.offset[size_t(first)];
+    }
+  return bytes;
+}
+
 CacheGenEncodeJob encode_job(const KvChunkView& chunk, const uint8_t* row_q, const CacheGenParams& params) {
   CacheGenEncodeJob job = encode_job(chunk, row_q, params.mode);
   job.alphabet = params.alphabet;

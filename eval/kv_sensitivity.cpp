@@ -10,35 +10,65 @@
 
 namespace kvstream::eval {
 
-std::vector<double> row_noise_kl(const models::LlamaModel& model, const std::vector<codec::KvCache>& windows,
-                                 const std::vector<std::vector<int32_t>>& tokens, const std::vector<double>& noise_variance,
-                                 int fed_tokens, int first_token, uint32_t seed) {
-  if (windows.empty() || windows.size() != tokens.size()) throw std::invalid_argument("row_noise_kl: one token list per window");
+namespace {
+
+// The core of both measures: for each row r, `perturb(r, w, prefix)` changes row r of window w's
+// prefix (every window's KV but its last fed_tokens tokens), those tokens are fed on it, and the KL
+// from the clean distributions is averaged over positions and windows.
+template <typename Perturb>
+std::vector<double> row_perturbation_kl(const models::LlamaModel& model, const std::vector<codec::KvCache>& windows,
+                                        const std::vector<std::vector<int32_t>>& tokens, int fed_tokens, int first_token,
+                                        Perturb&& perturb) {
+  if (windows.empty() || windows.size() != tokens.size()) throw std::invalid_argument("row sensitivity: one token list per window");
   const int rows = windows.front().shape().rows();
-  if (noise_variance.size() != size_t(rows)) throw std::invalid_argument("row_noise_kl: one noise variance per row");
   std::vector<double> kl(size_t(rows), 0.0);
-  std::mt19937 rng(seed);
   for (size_t w = 0; w < windows.size(); ++w) {
     const int64_t prefix = windows[w].shape().tokens - fed_tokens;
     if (fed_tokens < 2 || prefix <= first_token)
-      throw std::invalid_argument("row_noise_kl: window " + std::to_string(w) + " has too few tokens for " +
+      throw std::invalid_argument("row sensitivity: window " + std::to_string(w) + " has too few tokens for " +
                                   std::to_string(fed_tokens) + " fed tokens");
     const codec::KvCache clean = codec::KvCache::from_view(windows[w].chunk(0, prefix));
     const std::vector<int32_t> fed(tokens[w].end() - fed_tokens, tokens[w].end());
     const auto device = model.device();
     const auto reference = next_token_log_probs(model, fed, to_kv_state(clean, model.config(), device));
     for (int r = 0; r < rows; ++r) {
-      codec::KvCache noisy = clean;
-      std::normal_distribution<float> noise(0.0f, static_cast<float>(std::sqrt(noise_variance[size_t(r)])));
-      for (int64_t t = first_token; t < prefix; ++t) {
-        float* x = noisy.row_token(r, t);
-        for (int c = 0; c < clean.shape().channels(); ++c) x[c] += noise(rng);
-      }
-      const auto log_probs = next_token_log_probs(model, fed, to_kv_state(noisy, model.config(), device));
+      codec::KvCache perturbed = clean;
+      perturb(r, w, perturbed);
+      const auto log_probs = next_token_log_probs(model, fed, to_kv_state(perturbed, model.config(), device));
       kl[size_t(r)] += score_continuation(reference, log_probs, fed).kl_mean / double(windows.size());
     }
   }
   return kl;
+}
+
+}  // namespace
+
+std::vector<double> row_noise_kl(const models::LlamaModel& model, const std::vector<codec::KvCache>& windows,
+                                 const std::vector<std::vector<int32_t>>& tokens, const std::vector<double>& noise_variance,
+                                 int fed_tokens, int first_token, uint32_t seed) {
+  if (windows.empty() || noise_variance.size() != size_t(windows.front().shape().rows()))
+    throw std::invalid_argument("row_noise_kl: one noise variance per row");
+  std::mt19937 rng(seed);
+  return row_perturbation_kl(model, windows, tokens, fed_tokens, first_token, [&](int r, size_t, codec::KvCache& kv) {
+    std::normal_distribution<float> noise(0.0f, static_cast<float>(std::sqrt(noise_variance[size_t(r)])));
+    for (int64_t t = first_token; t < kv.shape().tokens; ++t) {
+      float* x = kv.row_token(r, t);
+      for (int c = 0; c < kv.shape().channels(); ++c) x[c] += noise(rng);
+    }
+  });
+}
+
+std::vector<double> row_decode_error_kl(const models::LlamaModel& model, const std::vector<codec::KvCache>& windows,
+                                        const std::vector<codec::KvCache>& decoded,
+                                        const std::vector<std::vector<int32_t>>& tokens, int fed_tokens) {
+  if (decoded.size() != windows.size()) throw std::invalid_argument("row_decode_error_kl: one decoded KV per window");
+  for (size_t w = 0; w < windows.size(); ++w)
+    if (!(decoded[w].shape() == windows[w].shape()))
+      throw std::invalid_argument("row_decode_error_kl: decoded window " + std::to_string(w) + " differs in shape");
+  return row_perturbation_kl(model, windows, tokens, fed_tokens, 0, [&](int r, size_t w, codec::KvCache& kv) {
+    const int channels = kv.shape().channels();
+    for (int64_t t = 0; t < kv.shape().tokens; ++t) std::copy_n(decoded[w].row_token(r, t), channels, kv.row_token(r, t));
+  });
 }
 
 std::vector<double> transform_row_weights(const models::LlamaModel& model, const WindowKv& windows, int count,

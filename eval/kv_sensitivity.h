@@ -1,6 +1,7 @@
 // How strongly the model's next-token distribution reacts to error in each CacheGen row of its KV (K or
 // V of one layer): the transform codec's calibration weighs each row's distortion by it
-// (codec/transform_calibration.h, Row::weight).
+// (codec/transform_calibration.h, Row::weight), and calibrate-ladder sets CacheGen's per-layer bins
+// from it (eval/ladder_calibration.h).
 //
 // For row r, Gaussian noise of variance noise_variance[r] per value is added to that row alone (every
 // token from `first_token` on), the last `fed_tokens` tokens of each window are fed on the noisy KV of
@@ -24,6 +25,15 @@ namespace kvstream::eval {
 std::vector<double> row_noise_kl(const models::LlamaModel& model, const std::vector<codec::KvCache>& windows,
                                  const std::vector<std::vector<int32_t>>& tokens, const std::vector<double>& noise_variance,
                                  int fed_tokens, int first_token, uint32_t seed);
+
+// KL per row when that row alone carries its real decode error: row r of each window's prefix is
+// replaced by row r of `decoded[i]` (the same window after a codec round trip, same shape), the last
+// `fed_tokens` tokens fed on it. Unlike Gaussian noise of the same mean square this keeps where the
+// error sits: per-token absmax quantization puts most of it on the few tokens with outlier values
+// (an attention sink), which the model may barely read.
+std::vector<double> row_decode_error_kl(const models::LlamaModel& model, const std::vector<codec::KvCache>& windows,
+                                        const std::vector<codec::KvCache>& decoded,
+                                        const std::vector<std::vector<int32_t>>& tokens, int fed_tokens);
 
 // The transform calibration's row weights (TransformCalibration::set_row_weights) from the first
 // `count` calibration windows: each row's KL under noise of 1 % of its mean component variance

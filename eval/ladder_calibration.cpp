@@ -1,12 +1,15 @@
 #include "eval/ladder_calibration.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
 
+#include "codec/bitstream.h"
+#include "codec/cachegen_payload.h"
 #include "codec/codec.h"
 #include "common/scratch_dir.h"
 #include "eval/kv_sensitivity.h"
@@ -15,10 +18,11 @@
 namespace kvstream::eval {
 namespace {
 
-constexpr int kReferenceBins = 16;  // Q = 7
-constexpr int kFedTokens = 32;      // row_noise_kl: tokens fed after each sensitivity window's prefix
-
-double steps_per_sign(int bins) { return bins / 2.0 - 1.0; }
+// The bin counts each row's rate and distortion are measured at (a factor of about 2^(1/4) apart,
+// kMinBins to kMaxBins); a level's rows take bins from these.
+constexpr std::array<int, 17> kGridBins = {4, 5, 6, 7, 8, 10, 11, 13, 16, 19, 23, 27, 32, 38, 45, 54, 64};
+static_assert(kGridBins.front() == codec::kMinBins && kGridBins.back() == codec::kMaxBins);
+constexpr int kFedTokens = 32;  // row_decode_error_kl: tokens fed after each sensitivity window's prefix
 
 // The ladder's JSON ranges of per-layer bins: consecutive equal bins merged.
 nlohmann::json ranges_of(const std::vector<int>& bins) {
@@ -77,46 +81,82 @@ CalibratedLevel search_knob(double target, double x0, double x_max, int max_prob
   return best;
 }
 
-// KL_r at kReferenceBins for every row: each row's decode error at those bins (mean square, on the
-// sensitivity windows) replayed as Gaussian noise in that row alone.
-std::vector<double> reference_row_kl(const models::LoadedModel& model, const LadderCalibrationOptions& o,
-                                     const common::ScratchDir& scratch) {
+// Each row's measured rate-distortion curve on the sensitivity windows: at every bin count of
+// kGridBins (all rows at once), the DATA bytes of its streams and the KL its own decode error adds
+// when it alone carries it. A row's KL is made non-increasing in bins (measurement noise aside,
+// finer bins never hurt).
+struct RowCurves {
+  std::vector<std::vector<double>> bytes, kl;  // [row][grid point]
+};
+
+RowCurves measure_row_curves(const models::LoadedModel& model, const LadderCalibrationOptions& o,
+                             const common::ScratchDir& scratch) {
   const TextWindows text{o.windows.text_path, std::max(o.sensitivity_windows, 1), o.windows.context_tokens,
                          o.windows.window_chars, o.windows.stride_chars, o.windows.first_char};
   const WindowKv windows = window_kv(model, text);
-  const int layers = windows.kv.front().shape().layers;
-  codec::LevelSpec uniform{1, std::vector<int>(size_t(layers), kReferenceBins), std::vector<int>(size_t(layers), kReferenceBins)};
-  const auto reference = write_ladder(scratch, "reference.json", cachegen_ladder_json("reference", {uniform}));
-  const auto codec = codec::make_codec(with_option(o.codec, "ladder=" + reference));
-  const int rows = 2 * layers;
-  std::vector<double> mse(size_t(rows), 0.0);
-  for (const auto& kv : windows.kv) {
-    const auto decoded = codec::decode_bitstream(codec->encode(kv.all(), 1, 0), codec->decode_context()).kv;
-    const int64_t tokens = kv.shape().tokens;
-    const int channels = kv.shape().channels();
+  const int layers = windows.kv.front().shape().layers, rows = 2 * layers;
+  RowCurves curves{std::vector<std::vector<double>>(size_t(rows)), std::vector<std::vector<double>>(size_t(rows))};
+  for (int bins : kGridBins) {
+    const codec::LevelSpec uniform{1, std::vector<int>(size_t(layers), bins), std::vector<int>(size_t(layers), bins)};
+    const auto ladder = write_ladder(scratch, "grid.json", cachegen_ladder_json("grid", {uniform}));
+    const auto codec = codec::make_codec(with_option(o.codec, "ladder=" + ladder));
+    std::vector<codec::KvCache> decoded;
+    std::vector<double> bytes(size_t(rows), 0.0);
+    for (const auto& kv : windows.kv) {
+      const auto bitstream = codec->encode(kv.all(), 1, 0);
+      const auto parsed = codec::parse_bitstream(bitstream);
+      const auto row_bytes = codec::row_data_bytes(codec::parse_cachegen_payload(parsed, codec->decode_context()));
+      for (int r = 0; r < rows; ++r) bytes[size_t(r)] += double(row_bytes[size_t(r)]);
+      decoded.push_back(codec::decode_bitstream(bitstream, codec->decode_context()).kv);
+    }
+    const auto kl = row_decode_error_kl(*model.model, windows.kv, decoded, windows.tokens, kFedTokens);
     for (int r = 0; r < rows; ++r) {
-      double sum = 0;
-      for (int64_t t = 0; t < tokens; ++t) {
-        const float* a = kv.row_token(r, t);
-        const float* b = decoded.row_token(r, t);
-        for (int c = 0; c < channels; ++c) sum += double(a[c] - b[c]) * double(a[c] - b[c]);
-      }
-      mse[size_t(r)] += sum / double(tokens * channels) / double(windows.kv.size());
+      curves.bytes[size_t(r)].push_back(bytes[size_t(r)]);
+      curves.kl[size_t(r)].push_back(kl[size_t(r)]);
     }
   }
-  return row_noise_kl(*model.model, windows.kv, windows.tokens, mse, kFedTokens, 0, 1);
+  for (auto& kl : curves.kl)
+    for (size_t g = kl.size() - 1; g-- > 0;) kl[g] = std::max(kl[g], kl[g + 1]);
+  return curves;
 }
 
-// The bins of a level with KL budget `budget`: every row its share budget / 2L (header comment).
-codec::LevelSpec bins_for_budget(const std::vector<double>& reference_kl, double budget, int level) {
-  const size_t rows = reference_kl.size(), layers = rows / 2;
-  codec::LevelSpec spec{level, std::vector<int>(layers), std::vector<int>(layers)};
-  const double share = budget / double(rows);
-  for (size_t r = 0; r < rows; ++r) {
-    const double q = steps_per_sign(kReferenceBins) * std::sqrt(std::max(reference_kl[r], 1e-12) / share);
-    const int bins = std::clamp(static_cast<int>(std::lround(2 * (q + 1))), codec::kMinBins, codec::kMaxBins);
-    (r < layers ? spec.key_bins[r] : spec.value_bins[r - layers]) = bins;
+// Every row's grid point minimising bytes + lambda KL; returns the point index per row.
+std::vector<size_t> points_for_lambda(const RowCurves& curves, double lambda) {
+  std::vector<size_t> point(curves.kl.size(), 0);
+  for (size_t r = 0; r < curves.kl.size(); ++r) {
+    double best = INFINITY;
+    for (size_t g = 0; g < kGridBins.size(); ++g) {
+      const double cost = curves.bytes[r][g] + lambda * curves.kl[r][g];
+      if (cost < best) {
+        best = cost;
+        point[r] = g;
+      }
+    }
   }
+  return point;
+}
+
+double predicted_kl(const RowCurves& curves, const std::vector<size_t>& point) {
+  double sum = 0;
+  for (size_t r = 0; r < point.size(); ++r) sum += curves.kl[r][point[r]];
+  return sum;
+}
+
+// The bins of a level with KL budget `budget` (header comment): the smallest lambda whose choice the
+// curves predict to stay within the budget (bisection in log lambda; predicted KL falls as lambda
+// grows), or the finest bins everywhere when none does.
+codec::LevelSpec bins_for_budget(const RowCurves& curves, double budget, int level) {
+  double lo = 1e-6, hi = 1e18;  // in bytes per unit KL
+  if (predicted_kl(curves, points_for_lambda(curves, hi)) > budget) lo = hi;
+  for (int i = 0; i < 200 && hi / lo > 1 + 1e-9; ++i) {
+    const double mid = std::sqrt(lo * hi);
+    (predicted_kl(curves, points_for_lambda(curves, mid)) <= budget ? hi : lo) = mid;
+  }
+  const auto point = points_for_lambda(curves, hi);
+  const size_t layers = point.size() / 2;
+  codec::LevelSpec spec{level, std::vector<int>(layers), std::vector<int>(layers)};
+  for (size_t r = 0; r < point.size(); ++r)
+    (r < layers ? spec.key_bins[r] : spec.value_bins[r - layers]) = kGridBins[point[r]];
   return spec;
 }
 
@@ -144,8 +184,8 @@ LadderCalibration calibrate_ladder(const models::LoadedModel& model, const Ladde
   const common::ScratchDir scratch("calibrate-ladder");
   const QualityProbe probe(model, o.windows);
   LadderCalibration out;
-  std::vector<double> reference_kl;
-  if (cachegen) reference_kl = reference_row_kl(model, o, scratch);
+  RowCurves curves;
+  if (cachegen) curves = measure_row_curves(model, o, scratch);
   for (size_t i = 0; i < targets.size(); ++i) {
     const int level = static_cast<int>(i + 1);
     const auto measure = [&](double knob) {
@@ -154,7 +194,7 @@ LadderCalibration calibrate_ladder(const models::LoadedModel& model, const Ladde
       candidate.target_kl = targets[i];
       std::string candidate_spec;
       if (cachegen) {
-        candidate.bins = bins_for_budget(reference_kl, knob, 1);
+        candidate.bins = bins_for_budget(curves, knob, 1);
         const auto ladder = write_ladder(scratch, "candidate.json", cachegen_ladder_json("candidate", {candidate.bins}));
         candidate_spec = with_option(o.codec, "ladder=" + ladder);
       } else {
@@ -167,6 +207,7 @@ LadderCalibration calibrate_ladder(const models::LoadedModel& model, const Ladde
       return candidate;
     };
     // The budget may exceed the target: 4 bins everywhere is as far as cachegen goes; d = 1 for transform.
+    // The first cachegen probe takes the target as the budget: the curves predict about the KL measured.
     auto found = search_knob(targets[i], targets[i], cachegen ? 1e6 : 1.0, o.max_probes, o.tolerance, measure);
     if (on_level) on_level(found);
     out.levels.push_back(std::move(found));

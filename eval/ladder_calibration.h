@@ -4,12 +4,15 @@
 //
 // Each level has one knob x whose KL grows about in proportion to it, found by a secant search in
 // log-log space (first step slope 1), at most `max_probes` measurements, stopping within `tolerance`:
-//   cachegen   x = the level's KL budget B. Per-layer bins follow measured per-row sensitivity: the
-//              KL row r alone adds at a reference of 16 bins, KL_r(16), is measured once (its decode
-//              error at 16 bins replayed as Gaussian noise in that row alone, eval/kv_sensitivity.h);
-//              with KL_r growing as 1/Q^2 (Q = bins/2 - 1, the quantizer's steps per sign) and bytes
-//              as log Q, minimising bytes under sum_r KL_r <= B gives every row the same share B/2L
-//              (Lagrange), so Q_r = 7 sqrt(KL_r(16) 2L / B), rounded and clamped to [4, 64] bins.
+//   cachegen   x = the level's KL budget B. Per-layer bins come from each row's (K or V of one
+//              layer) measured rate-distortion curve, taken once on the sensitivity windows: at
+//              each bin count of a grid from 4 to 64 (about 2^(1/4) apart), the bytes of that row's
+//              streams and the KL its own decode error adds in that row alone
+//              (eval/kv_sensitivity.h). With KL taken as additive over rows, minimising bytes under
+//              sum_r KL_r <= B is a Lagrangian choice (as in video rate control): every row takes the
+//              grid point minimising bytes_r + lambda KL_r, lambda the smallest whose predicted
+//              total is within B. No power law is assumed; rows whose values cost few bytes (a
+//              narrow distribution) or whose error the model barely reads get coarser bins.
 //   transform  x = the relative distortion d (transform:cal=...,d=x).
 // Levels are numbered from the largest KL (level 1, lowest quality) down, as every ladder.
 #pragma once
@@ -30,7 +33,7 @@ struct LadderCalibrationOptions {
   std::string name;                  // the ladder's name
   int max_probes = 6;
   double tolerance = 0.1;            // |KL / target - 1| at which a level's search stops
-  int sensitivity_windows = 2;       // cachegen: windows for the per-row sensitivity
+  int sensitivity_windows = 2;       // cachegen: windows for the per-row rate-distortion curves
 };
 
 struct CalibratedLevel {

@@ -17,6 +17,7 @@
 #include "codec/bitstream.h"
 #include "codec/byte_io.h"
 #include "codec/cachegen_codec.h"
+#include "codec/cachegen_payload.h"
 #include "codec/cachegen_quantizer.h"
 #include "codec/codec.h"
 #include "codec/half.h"
@@ -348,6 +349,29 @@ TEST(CacheGen, StreamsThatOutgrowTheirBudgetAreStoredRaw) {
     // The quiet KV itself codes to short arithmetic streams: no raw stream at all.
     const auto quiet_bytes = check_round_trip(*codec, quiet.all(), level, {}, DecodeContext{{table}});
     EXPECT_EQ(raw_stream_count(quiet_bytes), 0u);
+  }
+}
+
+// Per-row bytes (what calibrate-ladder weighs bins by) add up to DATA, and a row of near-constant
+// values costs less than a row of noise, with either entropy coder.
+TEST(CacheGen, RowDataBytesSplitDataByRow) {
+  const KvShape shape{2, 2, 16, 300};
+  KvCache kv = random_kv(shape, 9);
+  for (int64_t t = 0; t < shape.tokens; ++t) {
+    float* x = kv.row_token(1, t);
+    x[0] = 1.0f;
+    std::fill(x + 1, x + shape.channels(), 0.0f);
+  }
+  for (const std::string spec : {"cachegen", "cachegen:entropy=rans"}) {
+    const auto codec = make_codec(spec);
+    const auto bytes = codec->encode(kv.all(), 2, 0);
+    const auto parsed = parse_bitstream(bytes);
+    const auto per_row = row_data_bytes(parse_cachegen_payload(parsed, codec->decode_context()));
+    ASSERT_EQ(per_row.size(), size_t(shape.rows())) << spec;
+    uint64_t sum = 0;
+    for (uint64_t b : per_row) sum += b;
+    EXPECT_EQ(sum, parsed.section("DATA").size()) << spec;
+    EXPECT_LT(per_row[1] * 4, per_row[0]) << spec;
   }
 }
 

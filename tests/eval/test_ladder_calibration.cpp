@@ -12,6 +12,7 @@
 #include "codec/ladder.h"
 #include "codec/transform_calibration.h"
 #include "eval/kv_bridge.h"
+#include "eval/kv_sensitivity.h"
 #include "eval/ladder_calibration.h"
 #include "eval/text_windows.h"
 #include "tests/test_support.h"
@@ -98,6 +99,28 @@ TEST_F(LadderCalibrationTest, TransformLevelsAreDistortionsInOrder) {
   ASSERT_EQ(d.size(), 2u);
   EXPECT_GT(d[0], d[1]);
   EXPECT_EQ(d[0], result.levels[0].knob);
+}
+
+// The sensitivity behind CacheGen's bins: a row's "decode error" moves only that row's KL, and no
+// error is no KL.
+TEST_F(LadderCalibrationTest, RowDecodeErrorKlIsThatRowsAlone) {
+  const TextWindows text{calibration_windows("stories260K").text_path, 2, 128, 4000, 3000, 0};
+  const WindowKv windows = window_kv(model(), text);
+  std::vector<codec::KvCache> decoded = windows.kv;
+  const auto unchanged = row_decode_error_kl(*model().model, windows.kv, decoded, windows.tokens, 16);
+  for (double kl : unchanged) EXPECT_NEAR(kl, 0.0, 1e-9);
+  const int row = 3;
+  for (auto& kv : decoded)
+    for (int64_t t = 0; t < kv.shape().tokens; ++t)
+      for (int c = 0; c < kv.shape().channels(); ++c) kv.row_token(row, t)[c] *= 0.5f;
+  const auto kl = row_decode_error_kl(*model().model, windows.kv, decoded, windows.tokens, 16);
+  ASSERT_EQ(kl.size(), size_t(windows.kv.front().shape().rows()));
+  for (size_t r = 0; r < kl.size(); ++r) {
+    if (int(r) == row) EXPECT_GT(kl[r], 1e-4);
+    else EXPECT_NEAR(kl[r], 0.0, 1e-9) << "row " << r;
+  }
+  decoded.pop_back();
+  EXPECT_THROW(row_decode_error_kl(*model().model, windows.kv, decoded, windows.tokens, 16), std::invalid_argument);
 }
 
 TEST_F(LadderCalibrationTest, BadRequestsAreRefusedBeforeTheModelRuns) {
