@@ -28,7 +28,9 @@ void LevelSpec::validate(int layers) const {
                                     " outside [" + std::to_string(kMinBins) + ", " + std::to_string(kMaxBins) + "]");
 }
 
-std::vector<std::string> Ladder::builtin_names() { return {"generic", "mistral-7b", "llama-70b", "lmcache-default"}; }
+std::vector<std::string> Ladder::builtin_names() {
+  return {"generic", "mistral-7b", "llama-70b", "lmcache-default", "smollm2-calibrated", "stories260k-calibrated"};
+}
 
 Ladder Ladder::from_name_or_path(const std::string& name_or_path) {
   const auto names = builtin_names();

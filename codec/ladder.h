@@ -36,7 +36,8 @@ struct LevelSpec {
 
 class Ladder {
  public:
-  // Built-in name (a file stem in codec/ladders/: generic, mistral-7b, llama-70b, lmcache-default) or a path.
+  // Built-in name (a file stem in codec/ladders/: generic, mistral-7b, llama-70b, lmcache-default, and
+  // the calibrate-ladder outputs smollm2-calibrated, stories260k-calibrated) or a path.
   static Ladder from_name_or_path(const std::string& name_or_path);
   static Ladder load(const std::filesystem::path& path);
   static std::vector<std::string> builtin_names();

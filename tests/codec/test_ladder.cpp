@@ -51,7 +51,8 @@ std::string error_of(const std::function<void()>& f) {
 }
 
 TEST(Ladder, BuiltinNamesLoad) {
-  EXPECT_EQ(Ladder::builtin_names(), std::vector<std::string>({"generic", "mistral-7b", "llama-70b", "lmcache-default"}));
+  EXPECT_EQ(Ladder::builtin_names(), std::vector<std::string>({"generic", "mistral-7b", "llama-70b", "lmcache-default",
+                                                              "smollm2-calibrated", "stories260k-calibrated"}));
   for (const auto& name : Ladder::builtin_names()) EXPECT_EQ(Ladder::from_name_or_path(name).name(), name);
   EXPECT_EQ(Ladder::from_name_or_path("generic").levels(), std::vector<int>({1, 2, 3}));
   EXPECT_EQ(Ladder::from_name_or_path("mistral-7b").levels(), std::vector<int>({1, 2, 3}));
@@ -200,7 +201,7 @@ TEST_F(LadderFile, CustomLadderByPath) {
 
 TEST_F(LadderFile, UnknownNameListsTheBuiltins) {
   const std::string message = error_of([&] { Ladder::from_name_or_path((dir_ / "missing.json").string()); });
-  EXPECT_NE(message.find("generic, mistral-7b, llama-70b, lmcache-default"), std::string::npos) << message;
+  EXPECT_NE(message.find("generic, mistral-7b, llama-70b, lmcache-default, smollm2-calibrated"), std::string::npos) << message;
   EXPECT_NE(message.find("missing.json"), std::string::npos) << message;
 }
 
