@@ -14,7 +14,7 @@
 namespace kvstream::codec {
 
 inline constexpr std::array<uint8_t, 4> kBitstreamMagic = {'K', 'V', 'S', 'T'};
-inline constexpr uint16_t kBitstreamVersion = 1;
+inline constexpr uint16_t kBitstreamVersion = 2;  // 2: CDF_ stores each row's entries up to its largest symbol
 inline constexpr size_t kHeaderBytes = 32;        // fixed header, before the section table
 inline constexpr size_t kSectionEntryBytes = 12;  // fourcc + u64 length
 inline constexpr size_t kCrcBytes = 4;

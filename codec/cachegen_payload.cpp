@@ -17,6 +17,12 @@ namespace kvstream::codec {
 namespace {
 using K = BitstreamErrorKind;
 constexpr size_t kParamsFixedBytes = 8;
+
+// The largest symbol a row can hold, 2Q: its CDF entries above it are fixed by the +k rule
+// (cum[k] = T there, so cdf[k] = 65535 - M + k) and are not stored (FORMAT.md, CDF_).
+int largest_symbol(const LevelSpec& spec, int row) { return 2 * bins_to_q(spec.bins_of_row(row)); }
+
+uint16_t cdf_above_largest_symbol(int alphabet, int k) { return static_cast<uint16_t>(65535 - alphabet + k); }
 }  // namespace
 
 std::vector<uint8_t> CacheGenParams::serialize() const {
@@ -100,14 +106,20 @@ std::vector<uint16_t> read_cdf(const ParsedBitstream& parsed, const CacheGenPara
     std::snprintf(id, sizeof id, "%016llx", static_cast<unsigned long long>(p.table_id));
     throw BitstreamError(K::kMissingCdfTable, "PARM", std::string("table id ") + id + " (pass it with --cdf-table)");
   }
-  const auto bytes = parsed.section_of_size("CDF_", streams * (p.alphabet - 1) * 2);
-  std::vector<uint16_t> cdf(streams * (p.alphabet + 1));
+  const int channels = shape.channels(), m = p.alphabet;
+  size_t stored = 0;
+  for (int row = 0; row < shape.rows(); ++row) stored += size_t(channels) * size_t(largest_symbol(p.spec, row));
+  const auto bytes = parsed.section_of_size("CDF_", stored * 2);
+  std::vector<uint16_t> cdf(streams * (size_t(m) + 1));
+  const uint8_t* next = bytes.data();
   for (size_t s = 0; s < streams; ++s) {
-    uint16_t* row = cdf.data() + s * (p.alphabet + 1);
+    const int top = largest_symbol(p.spec, int(s / size_t(channels)));
+    uint16_t* row = cdf.data() + s * (size_t(m) + 1);
     row[0] = 0;
-    for (int k = 1; k < p.alphabet; ++k) row[k] = load_u16(bytes.data() + (s * (p.alphabet - 1) + k - 1) * 2);
-    row[p.alphabet] = 65535;
-    if (!cdf16_is_valid(row, p.alphabet))
+    for (int k = 1; k <= top; ++k, next += 2) row[k] = load_u16(next);
+    for (int k = top + 1; k < m; ++k) row[k] = cdf_above_largest_symbol(m, k);
+    row[m] = 65535;
+    if (!cdf16_is_valid(row, m))
       throw BitstreamError(K::kCorruptPayload, "CDF_", "table of stream " + std::to_string(s) + " is not strictly increasing");
   }
   return cdf;
@@ -164,11 +176,14 @@ CacheGenPayload parse_cachegen_payload(const ParsedBitstream& parsed, const Deco
   return pl;
 }
 
-std::vector<uint64_t> row_data_bytes(const CacheGenPayload& payload) {
+std::vector<uint64_t> row_coded_bytes(const CacheGenPayload& payload) {
   const int rows = payload.rows();
   // Units per (sub-chunk, row): one rANS group, or one AC stream per channel.
   const int64_t per_row = payload.params.coder == kCoderRans ? 1 : payload.shape.channels();
   std::vector<uint64_t> bytes(size_t(rows), 0);
+  for (int r = 0; r < rows; ++r)
+    if (payload.params.cdf_source == CdfSource::kChunk)
+      bytes[size_t(r)] = uint64_t(payload.shape.channels()) * uint64_t(largest_symbol(payload.params.spec, r)) * 2;
   for (int64_t j = 0; j < payload.sub_chunks(); ++j)
     for (int r = 0; r < rows; ++r) {
       const int64_t first = (j * rows + r) * per_row;
@@ -207,12 +222,20 @@ std::vector<uint8_t> write_cachegen_bitstream(const BitstreamHeader& header, con
   std::vector<uint8_t> scale_bytes;
   ByteWriter(scale_bytes).u16_array(scales);
   sections.push_back({section_tag("SCAL"), std::move(scale_bytes)});
-  if (params.cdf_source == CdfSource::kChunk) {  // interior entries only: cdf[0] = 0 and cdf[M] = 65535 always
+  if (params.cdf_source == CdfSource::kChunk) {  // cdf[1..2Q] per stream; cdf[0], cdf[2Q+1..M] are implied
     std::vector<uint8_t> table;
     ByteWriter w(table);
-    const size_t row_size = size_t(params.alphabet) + 1;
-    for (size_t row = 0; row < cdf.size() / row_size; ++row)
-      for (int k = 1; k < params.alphabet; ++k) w.put<uint16_t>(cdf[row * row_size + size_t(k)]);
+    const int m = params.alphabet, channels = header.shape.channels();
+    const size_t row_size = size_t(m) + 1;
+    for (size_t s = 0; s < cdf.size() / row_size; ++s) {
+      const uint16_t* row = cdf.data() + s * row_size;
+      const int top = largest_symbol(params.spec, int(s / size_t(channels)));
+      for (int k = 1; k <= top; ++k) w.put<uint16_t>(row[k]);
+      for (int k = top + 1; k < m; ++k)
+        if (row[k] != cdf_above_largest_symbol(m, k))
+          throw std::logic_error("CDF entry " + std::to_string(k) + " of stream " + std::to_string(s) +
+                                 " above its row's largest symbol breaks the +k rule");
+    }
     sections.push_back({section_tag("CDF_"), std::move(table)});
   }
   std::vector<uint8_t> lens;

@@ -62,9 +62,10 @@ struct CacheGenPayload {
 // scales, unit lengths that do not add up to DATA or exceed what a unit can take).
 CacheGenPayload parse_cachegen_payload(const ParsedBitstream& parsed, const DecodeContext& context);
 
-// The DATA bytes of each of the 2L rows, summed over sub-chunks (and, for AC, channels): what a row's
-// bins cost in the entropy-coded streams; the CDF and scale sections cost the same for every row.
-std::vector<uint64_t> row_data_bytes(const CacheGenPayload& payload);
+// What each of the 2L rows' bins cost: its DATA bytes, summed over sub-chunks (and, for AC,
+// channels), plus its CDF_ entries (C·2Q·2 bytes, with per-chunk tables). SCAL and LENS cost the
+// same whatever the bins.
+std::vector<uint64_t> row_coded_bytes(const CacheGenPayload& payload);
 
 // The writing side, shared by the CPU and GPU encoders.
 // What an encoder needs besides the KV: the parameters for this shape and level, and the offline

@@ -82,7 +82,8 @@ CalibratedLevel search_knob(double target, double x0, double x_max, int max_prob
 }
 
 // Each row's measured rate-distortion curve on the sensitivity windows: at every bin count of
-// kGridBins (all rows at once), the DATA bytes of its streams and the KL its own decode error adds
+// kGridBins (all rows at once), the bytes its bins cost (its streams and its CDF_ entries:
+// codec::row_coded_bytes) and the KL its own decode error adds
 // when it alone carries it. A row's KL is made non-increasing in bins (measurement noise aside,
 // finer bins never hurt).
 struct RowCurves {
@@ -105,7 +106,7 @@ RowCurves measure_row_curves(const models::LoadedModel& model, const LadderCalib
     for (const auto& kv : windows.kv) {
       const auto bitstream = codec->encode(kv.all(), 1, 0);
       const auto parsed = codec::parse_bitstream(bitstream);
-      const auto row_bytes = codec::row_data_bytes(codec::parse_cachegen_payload(parsed, codec->decode_context()));
+      const auto row_bytes = codec::row_coded_bytes(codec::parse_cachegen_payload(parsed, codec->decode_context()));
       for (int r = 0; r < rows; ++r) bytes[size_t(r)] += double(row_bytes[size_t(r)]);
       decoded.push_back(codec::decode_bitstream(bitstream, codec->decode_context()).kv);
     }

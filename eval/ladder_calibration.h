@@ -7,7 +7,8 @@
 //   cachegen   x = the level's KL budget B. Per-layer bins come from each row's (K or V of one
 //              layer) measured rate-distortion curve, taken once on the sensitivity windows: at
 //              each bin count of a grid from 4 to 64 (about 2^(1/4) apart), the bytes of that row's
-//              streams and the KL its own decode error adds in that row alone
+//              streams and CDF entries (codec::row_coded_bytes) and the KL its own decode error adds
+//              in that row alone
 //              (eval/kv_sensitivity.h). With KL taken as additive over rows, minimising bytes under
 //              sum_r KL_r <= B is a Lagrangian choice (as in video rate control): every row takes the
 //              grid point minimising bytes_r + lambda KL_r, lambda the smallest whose predicted

@@ -6,6 +6,7 @@
 
 #include "common/content_hash.h"
 #include "common/error_text.h"
+#include "codec/bitstream.h"
 #include "models/model_catalog.h"
 #include "profiling/context_profiler.h"
 
@@ -107,7 +108,8 @@ MeasuredContextSet measure_model_contexts(const ModelContextsRequest& request, c
   std::vector<nlohmann::json> results;
   nlohmann::json keys = nlohmann::json::array();
   for (const auto& context : contexts) {
-    const nlohmann::json inputs = {{"profiler_version", kProfilerVersion}, {"model", fingerprint},
+    const nlohmann::json inputs = {{"profiler_version", kProfilerVersion},
+                                   {"bitstream_version", codec::kBitstreamVersion}, {"model", fingerprint},
                                    {"context", context.name}, {"context_ids", ids_hash(context.context_ids)},
                                    {"continuation_ids", ids_hash(context.continuation_ids)},
                                    {"chunk_tokens", m.chunk_tokens}, {"codecs", request.codecs}, {"levels", request.levels}};

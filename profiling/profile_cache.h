@@ -1,8 +1,8 @@
 // The cache of measured context profiles, the cached stage of `kvstream run`: profiling a context
 // (prefill, encode/decode of every chunk at every level, quality) is done once and reused by every
 // trace, policy and SLO, and by later runs. An entry is named by the hash of everything
-// the measurement depends on (model, the context's tokens, chunking, codecs, levels, profiler
-// version) and holds those inputs beside the result, so a hash collision is detected, not used.
+// the measurement depends on (model, the context's tokens, chunking, codecs, levels, profiler and
+// bitstream versions) and holds those inputs beside the result, so a hash collision is detected, not used.
 // Entries are written atomically (a reader sees a whole entry or none); an entry that is not valid
 // JSON, or not of this format and version, is an error naming its path, never a silent miss.
 #pragma once

@@ -76,16 +76,17 @@ nlohmann::json to_json(const ContextProfile& profile);
 // A synthetic profile for tests, benchmarks and examples that need no model run: `n_chunks` chunks
 // of `chunk_tokens`, the same costs in every chunk. Defaults: a Mistral-7B-shaped context (128 KiB
 // of fp16 KV per token) at the ratios the CacheGen codec measured on the real KV fixture (levels
-// 1-3: 4.51x, 3.47x, 3.01x smaller than fp16; quant:bits=8 1.886x), quality = the top-1 agreement
-// measured per level on stories260K (tests/golden/quality_stories260K.json), and an ASSUMED decoder
-// at 2 GB/s of compressed input. Levels are named as the profiler names them (sim/level_name.h). Not a
-// measurement of any one context: real profiles come from `kvstream run` (experiments).
+// 1-3: 4.65x, 3.78x, 3.02x smaller than fp16, bitstream format 2; quant:bits=8 1.886x), quality =
+// the top-1 agreement measured per level on stories260K (tests/golden/quality_stories260K.json), and
+// an ASSUMED decoder at 2 GB/s of compressed input. Levels are named as the profiler names them
+// (sim/level_name.h). Not a measurement of any one context: real profiles come from `kvstream run`
+// (experiments).
 struct SyntheticProfileSpec {
   int n_chunks = 10;
   int64_t chunk_tokens = 1500;
   std::vector<LevelName> levels = {{"cachegen", 1, true}, {"cachegen", 2, true}, {"cachegen", 3, true},
                                    {"quant:bits=8", 1, false}};
-  std::vector<double> bytes_per_token = {131072 / 4.51, 131072 / 3.47, 131072 / 3.01, 131072 / 1.886};
+  std::vector<double> bytes_per_token = {131072 / 4.65, 131072 / 3.78, 131072 / 3.02, 131072 / 1.886};
   std::vector<double> quality = {0.750, 0.867, 0.948, 0.998};
   double decode_bytes_per_s = 2e9;
   double text_bytes_per_token = 4;

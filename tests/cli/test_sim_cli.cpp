@@ -26,8 +26,8 @@ TEST_F(SimCli, SimulateJsonOnAGeneratedTrace) {
   const auto& fixed = j["runs"][0];
   EXPECT_EQ(fixed["policy"], "fixed:cachegen:2");
   const auto& request = fixed["requests"][0];
-  // 10 chunks x 1500 tokens x 131072 / 3.47 bytes at 10 Gbps.
-  const double bytes = 10 * 1500 * 131072 / 3.47;
+  // 10 chunks x 1500 tokens x 131072 / 3.78 bytes at 10 Gbps.
+  const double bytes = 10 * 1500 * 131072 / 3.78;
   EXPECT_NEAR(request["breakdown"]["transfer_s"].get<double>(), bytes * 8 / 10e9, 1e-9);
   EXPECT_NEAR(request["bytes"].get<double>(), bytes, 1e-3);
   EXPECT_EQ(request["choices"].size(), 10u);

@@ -308,9 +308,19 @@ TEST(BitstreamErrors, CacheGenParameters) {
   expect_error(with_sub(257), K::kBadLevelSpec, "PARM");
   expect_error(with_sub(0xFFFF), K::kBadLevelSpec, "PARM");
   expect_error(with_sub(128), K::kBadSection, "LENS");  // valid, but LENS has 2 sub-chunks, not 3
-  // A 16-bin K layer (Q=7) read as 8 bins (Q=3): some symbol exceeds 2Q = 6.
+  // A 16-bin K layer (Q=7) read as 8 bins (Q=3), its CDF_ rows cut to match (entries 1..6 of each
+  // channel; rows 0-1 have 32 bins, 30 entries per channel before it): some symbol exceeds 2Q = 6.
   ASSERT_EQ(parm[8 + 2], 16);
-  expect_error(with(8 + 2, 8), K::kCorruptPayload, "DATA");
+  expect_error(with(8 + 2, 8), K::kBadSection, "CDF_");  // the table still sized for 16 bins
+  const auto cdf = section_copy(bytes, "CDF_");
+  const size_t channels = 32, row2 = 2 * channels * 30 * 2;
+  std::vector<uint8_t> cut(cdf.begin(), cdf.begin() + ptrdiff_t(row2));
+  for (size_t c = 0; c < channels; ++c) {
+    const auto entries = cdf.begin() + ptrdiff_t(row2 + c * 14 * 2);
+    cut.insert(cut.end(), entries, entries + 6 * 2);
+  }
+  cut.insert(cut.end(), cdf.begin() + ptrdiff_t(row2 + channels * 14 * 2), cdf.end());
+  expect_error(rewrite(with(8 + 2, 8), "CDF_", cut), K::kCorruptPayload, "DATA");
   // Offline source with no table id: PARM too short for the offline layout.
   expect_error(with(4, 1), K::kBadLevelSpec, "PARM");
 }

@@ -58,7 +58,7 @@ KvCache random_kv(KvShape shape, uint32_t seed) {
 }
 
 // Checks every section of a CacheGen bitstream against the FORMAT formulas:
-//   PARM 8 + 2L (+8 offline, +1 rans), SCAL 2·2L·T, CDF_ 2L·C·(M-1)·2 (absent offline),
+//   PARM 8 + 2L (+8 offline, +1 rans), SCAL 2·2L·T, CDF_ C·Σ_rows 2Q·2 (absent offline),
 //   LENS ceil(T/sub)·2L·C (ac: a code per stream) or ceil(T/sub)·2L·4 (rans: a u32 per group),
 //   DATA = sum of the lengths LENS encodes; total = 32 + 12·sections + sum + 4.
 void expect_format_sizes(const std::vector<uint8_t>& bytes, const LevelSpec& spec, int sub, TokenMode mode, bool offline) {
@@ -88,7 +88,9 @@ void expect_format_sizes(const std::vector<uint8_t>& bytes, const LevelSpec& spe
   }
   EXPECT_EQ(parsed.section("SCAL").size(), 2 * 2 * L * T);
   if (!offline) {
-    EXPECT_EQ(parsed.section("CDF_").size(), 2 * L * C * (M - 1) * 2);
+    uint64_t largest_symbols = 0;  // 2Q of each row
+    for (int row = 0; row < spec.layers() * 2; ++row) largest_symbols += uint64_t(2 * bins_to_q(spec.bins_of_row(row)));
+    EXPECT_EQ(parsed.section("CDF_").size(), C * largest_symbols * 2);
   }
   const auto lens = parsed.section("LENS");
   uint64_t data = 0;
@@ -279,8 +281,9 @@ TEST_F(CacheGenOffline, SmallerThanPerChunkTablesAtLevel2) {
   const size_t per_chunk = make_codec("cachegen")->encode(view, 2, 0).size();
   const size_t offline = make_cachegen_codec("cachegen:cdf=offline", table)->encode(view, 2, 0).size();
   EXPECT_LT(offline, per_chunk);
-  // It saves at most the CDF_ section (2L·C·(M-1)·2 bytes) plus the payload it may win or lose.
-  EXPECT_GT(offline + 2 * 5 * 32 * 31 * 2, per_chunk);
+  // It saves at most the CDF_ section (C·Σ 2Q·2 bytes: K0, K1, V0 at 32 bins, the rest at 16) plus
+  // the payload it may win or lose.
+  EXPECT_GT(offline + 32 * (3 * 30 + 7 * 14) * 2, per_chunk);
 }
 
 TEST(CacheGen, Level2IsThreeToFourTimesSmallerThanFp16) {
@@ -354,7 +357,7 @@ TEST(CacheGen, StreamsThatOutgrowTheirBudgetAreStoredRaw) {
 
 // Per-row bytes (what calibrate-ladder weighs bins by) add up to DATA, and a row of near-constant
 // values costs less than a row of noise, with either entropy coder.
-TEST(CacheGen, RowDataBytesSplitDataByRow) {
+TEST(CacheGen, RowCodedBytesSplitDataAndTablesByRow) {
   const KvShape shape{2, 2, 16, 300};
   KvCache kv = random_kv(shape, 9);
   for (int64_t t = 0; t < shape.tokens; ++t) {
@@ -366,12 +369,16 @@ TEST(CacheGen, RowDataBytesSplitDataByRow) {
     const auto codec = make_codec(spec);
     const auto bytes = codec->encode(kv.all(), 2, 0);
     const auto parsed = parse_bitstream(bytes);
-    const auto per_row = row_data_bytes(parse_cachegen_payload(parsed, codec->decode_context()));
+    const auto payload = parse_cachegen_payload(parsed, codec->decode_context());
+    const auto per_row = row_coded_bytes(payload);
     ASSERT_EQ(per_row.size(), size_t(shape.rows())) << spec;
     uint64_t sum = 0;
     for (uint64_t b : per_row) sum += b;
-    EXPECT_EQ(sum, parsed.section("DATA").size()) << spec;
-    EXPECT_LT(per_row[1] * 4, per_row[0]) << spec;
+    EXPECT_EQ(sum, parsed.section("DATA").size() + parsed.section("CDF_").size()) << spec;
+    const auto table = [&](int row) {  // the row's CDF_ entries: C·2Q·2 bytes
+      return uint64_t(shape.channels()) * uint64_t(2 * bins_to_q(payload.params.spec.bins_of_row(row))) * 2;
+    };
+    EXPECT_LT((per_row[1] - table(1)) * 4, per_row[0] - table(0)) << spec;
   }
 }
 
@@ -417,14 +424,15 @@ TEST(CacheGen, SectionSizesOnSyntheticShapes) {
 }
 
 TEST(CacheGen, FixtureSectionSizesByHand) {
-  // Context 0, level 2, one 512-token chunk: L=5, C=32, M=32, two 256-token sub-chunks.
+  // Context 0, level 2, one 512-token chunk: L=5, C=32, M=32, two 256-token sub-chunks; K0, K1 and
+  // V0 have 32 bins (2Q = 30), the other 7 rows 16 (2Q = 14).
   const auto bytes = make_codec("cachegen")->encode(fixture().contexts[0].all(), 2, 0);
   const ParsedBitstream parsed = parse_bitstream(bytes);
   EXPECT_EQ(parsed.section("PARM").size(), 8u + 10u);
   EXPECT_EQ(parsed.section("SCAL").size(), 2u * 10u * 512u);  // 10240
-  EXPECT_EQ(parsed.section("CDF_").size(), 10u * 32u * 31u * 2u);  // 19840
+  EXPECT_EQ(parsed.section("CDF_").size(), 32u * (3u * 30u + 7u * 14u) * 2u);  // 12032
   EXPECT_EQ(parsed.section("LENS").size(), 2u * 10u * 32u);  // 640
-  EXPECT_EQ(bytes.size(), 32u + 12u * 5u + 18u + 10240u + 19840u + 640u + parsed.section("DATA").size() + 4u);
+  EXPECT_EQ(bytes.size(), 32u + 12u * 5u + 18u + 10240u + 12032u + 640u + parsed.section("DATA").size() + 4u);
 }
 
 TEST(CacheGen, SpecsAndOptions) {
