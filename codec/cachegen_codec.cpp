@@ -15,6 +15,7 @@
 #include "codec/rans_coder.h"
 #include "codec/rans_decode_x8.h"
 #include "codec/vector_quantizer.h"
+#include "common/content_hash.h"
 
 namespace kvstream::codec {
 namespace {
@@ -72,6 +73,9 @@ class CacheGenCodec final : public Codec {
     DecodeContext context;
     if (table_) context.cdf_tables.push_back(table_);
     return context;
+  }
+  std::string content_id() const override {
+    return "ladder=" + common::hex64(options_.ladder.id()) + (table_ ? ",table=" + common::hex64(table_->id()) : "");
   }
   std::string entropy_coder() const override { return options_.rans ? "rans" : "ac"; }
 

@@ -50,6 +50,11 @@ class Codec {
   // What a decoder of this codec's bitstreams needs besides them (the offline CDF table of
   // cachegen:cdf=offline,table=PATH); nothing for most codecs.
   virtual DecodeContext decode_context() const { return {}; }
+  // What decides this codec's bitstreams beyond its spec string: the contents of the files the spec
+  // names (a ladder, an offline CDF table, a transform calibration), as a short text of their ids;
+  // "" when the spec says it all. Caches keyed by the spec (the experiment profile cache) include
+  // it, so a file edited under the same name is measured again rather than served stale.
+  virtual std::string content_id() const { return ""; }
   // The entropy coder, for reports ("ac" or "rans" for CacheGen); "" for codecs without one.
   virtual std::string entropy_coder() const { return ""; }
   // Encodes one chunk. `source_dtype` is recorded so a decoder can write the KV back in its dtype.

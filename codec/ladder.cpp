@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "common/content_hash.h"
 #include "common/json_reader.h"
 
 namespace kvstream::codec {
@@ -61,6 +62,13 @@ Ladder Ladder::load(const std::filesystem::path& path) {
   };
   Ladder ladder;
   ladder.path_ = where;
+  {
+    nlohmann::json decisive = j;
+    if (decisive.is_object())
+      for (const char* key : {"name", "description", "source", "calibration"}) decisive.erase(key);
+    const std::string text = decisive.dump();  // keys sorted: one text per content
+    ladder.id_ = common::fnv1a64(text.data(), text.size());
+  }
   if (!j.is_object() || !j.contains("name") || !j["name"].is_string()) fail("$.name", "expected a string");
   ladder.name_ = j["name"].get<std::string>();
   if (j.contains("codec")) {

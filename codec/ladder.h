@@ -10,6 +10,7 @@
 // distortion per level (codec/transform_calibration.h), levels 1..N, lowest quality first. Both kinds
 // are what `kvstream calibrate-ladder` writes (eval/ladder_calibration.h).
 #pragma once
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -44,6 +45,10 @@ class Ladder {
 
   const std::string& name() const { return name_; }
   const std::string& codec() const { return codec_; }  // "cachegen" or "transform"
+  // A fingerprint of what decides the levels (the file without "name", "description", "source" and
+  // "calibration"): two ladders with one id give the same bins or distortions. Caches keyed by a
+  // codec spec that names a ladder include it (Codec::content_id), so an edited file is re-measured.
+  uint64_t id() const { return id_; }
   std::vector<int> levels() const;  // ascending
   // A transform ladder's relative distortion per level, lowest quality (largest) first; throws
   // std::invalid_argument for a CacheGen ladder.
@@ -73,6 +78,7 @@ class Ladder {
   int uniform_below_layers_ = 0;  // clip rule: models with fewer layers use uniform_bins_ everywhere
   int uniform_bins_ = 0;
   std::vector<Level> levels_;
+  uint64_t id_ = 0;
 };
 
 }  // namespace kvstream::codec

@@ -23,6 +23,7 @@
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
@@ -33,6 +34,7 @@
 #include "codec/ladder.h"
 #include "codec/rans_decode_x8.h"
 #include "codec/transform_calibration.h"
+#include "common/content_hash.h"
 
 namespace kvstream::codec {
 namespace {
@@ -159,6 +161,16 @@ class TransformCodec final : public Codec {
     DecodeContext context;
     context.transform_calibrations.push_back(cal_);
     return context;
+  }
+  // The calibration's id and the levels' distortions (from d=, a ladder file or the calibration).
+  std::string content_id() const override {
+    std::string id = "cal=" + common::hex64(cal_->id()) + ",d=";
+    char number[32];
+    for (size_t i = 0; i < distortions_.size(); ++i) {
+      std::snprintf(number, sizeof number, "%s%.17g", i ? "/" : "", distortions_[i]);
+      id += number;
+    }
+    return id;
   }
   std::string entropy_coder() const override { return "rans"; }
 

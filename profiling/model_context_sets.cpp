@@ -7,6 +7,7 @@
 #include "common/content_hash.h"
 #include "common/error_text.h"
 #include "codec/bitstream.h"
+#include "codec/codec.h"
 #include "models/model_catalog.h"
 #include "profiling/context_profiler.h"
 
@@ -103,6 +104,8 @@ MeasuredContextSet measure_model_contexts(const ModelContextsRequest& request, c
   }
   const ProfilingOptions options{m.chunk_tokens, request.codecs, request.levels};
   const nlohmann::json fingerprint = model_fingerprint(loaded.model);
+  nlohmann::json codec_contents = nlohmann::json::array();  // the files the specs name, by content
+  for (const auto& spec : request.codecs) codec_contents.push_back(codec::make_codec(spec)->content_id());
   MeasuredContextSet out;
   out.fp16_bytes_per_token = loaded.model.model->config().fp16_kv_bytes_per_token();
   std::vector<nlohmann::json> results;
@@ -112,7 +115,8 @@ MeasuredContextSet measure_model_contexts(const ModelContextsRequest& request, c
                                    {"bitstream_version", codec::kBitstreamVersion}, {"model", fingerprint},
                                    {"context", context.name}, {"context_ids", ids_hash(context.context_ids)},
                                    {"continuation_ids", ids_hash(context.continuation_ids)},
-                                   {"chunk_tokens", m.chunk_tokens}, {"codecs", request.codecs}, {"levels", request.levels}};
+                                   {"chunk_tokens", m.chunk_tokens}, {"codecs", request.codecs},
+                                   {"codec_contents", codec_contents}, {"levels", request.levels}};
     const std::string name = request.set_name + "/" + context.name;
     const auto entry = cache.path(ProfileCache::key(inputs));
     auto result = cache.load(inputs);

@@ -365,6 +365,53 @@ TEST_F(RunCli, RealModelContextsAreProfiledOnceAndCached) {
   }
 }
 
+// A ladder file edited under the same path changes the codec, so its profiles are measured again
+// (the cache key holds what the file says, not only its path), and only its levels change.
+TEST_F(RunCli, AnEditedLadderFileIsProfiledAgain) {
+  if (const std::string why = why_no_stories260k(); !why.empty()) GTEST_SKIP() << why;
+  const auto ladder = [&](int key_bins) {
+    const nlohmann::json level = {{"level", 1}, {"key", {{{"until", 5}, {"bins", key_bins}}}},
+                                  {"value", {{{"until", 5}, {"bins", 8}}}}};
+    std::ofstream(dir_ / "mine.json") << nlohmann::json{{"name", "mine"}, {"layers", 5}, {"layer_rule", "exact"},
+                                                       {"levels", {level}}}.dump();
+  };
+  auto config = nlohmann::json::parse(R"({
+    "name": "edited",
+    "contexts": [{"name": "ts", "model": "stories260K", "dataset": "text/tinystories/tinystories_val.txt",
+                  "count": 1, "tokens": 128, "chunk_tokens": 64, "continuation_tokens": 16}],
+    "codecs": ["quant:bits=8"],
+    "traces": [{"name": "c5", "inputs": ["constant:gbps=5"]}],
+    "policies": ["quant8"],
+    "slo_s": 0.5
+  })");
+  config["codecs"].push_back("cachegen:ladder=" + (dir_ / "mine.json").string());
+  const auto path = write_config(config);
+  const auto cachegen_bytes = [&] {
+    for (const auto& line : lines_of(dir_ / "results/edited/levels.csv"))
+      if (line.find(",cachegen:ladder=") != std::string::npos) {
+        const size_t bytes = line.find(",1,128,") + 7;  // contexts, tokens, then bytes
+        return line.substr(bytes, line.find(',', bytes) - bytes);
+      }
+    return std::string("(no cachegen row)");
+  };
+  ladder(8);
+  const auto first = run_config(path, "--no-figures");
+  ASSERT_EQ(first.rc, 0) << first.err;
+  const std::string coarse = cachegen_bytes();
+
+  ladder(8);  // the same content, written again: still the cached profile
+  const auto same = run_config(path, "--no-figures --overwrite");
+  ASSERT_EQ(same.rc, 0) << same.err;
+  EXPECT_NE(same.err.find("profile from the cache"), std::string::npos) << same.err;
+
+  ladder(32);
+  const auto edited = run_config(path, "--no-figures --overwrite");
+  ASSERT_EQ(edited.rc, 0) << edited.err;
+  EXPECT_EQ(edited.err.find("profile from the cache"), std::string::npos) << edited.err;
+  EXPECT_NE(edited.err.find("profiled 128 tokens"), std::string::npos) << edited.err;
+  EXPECT_NE(cachegen_bytes(), coarse);  // 32 key bins cost more bytes than 8
+}
+
 // The main job's promise: without the model's files or the trace data it still runs, on the
 // fallbacks, and says so.
 TEST_F(RunCli, MissingModelAndTracesFallBack) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "codec/codec.h"
 #include "codec/ladder.h"
 #include "tests/test_support.h"
 
@@ -197,6 +198,26 @@ TEST_F(LadderFile, CustomLadderByPath) {
   expect_spec(ladder, 1, 4, {8, 8, 4, 4}, {8, 8, 8, 8});
   expect_spec(ladder, 5, 4, {64, 64, 64, 64}, {64, 12, 12, 12});
   EXPECT_THROW(ladder.level_spec(1, 5), std::invalid_argument);  // exact rule
+}
+
+// The id names what decides the levels: not the name or the documentation, but every bin and rule.
+TEST_F(LadderFile, TheIdFollowsTheLevelsNotTheNames) {
+  const uint64_t id = Ladder::load(write("a.json", ladder_json(kGoodLevels))).id();
+  std::string renamed = ladder_json(kGoodLevels);
+  renamed.replace(renamed.find("custom"), 6, "other\", \"description\": \"same bins\", \"source\": \"hand");
+  EXPECT_EQ(Ladder::load(write("b.json", renamed)).id(), id);
+  std::string one_bin = kGoodLevels;
+  one_bin.replace(one_bin.find("\"bins\": 8"), 9, "\"bins\": 9");
+  EXPECT_NE(Ladder::load(write("c.json", ladder_json(one_bin))).id(), id);
+  EXPECT_NE(Ladder::load(write("d.json", ladder_json(kGoodLevels, "\"layer_rule\": \"scale\""))).id(), id);
+
+  // A codec naming the file carries it in its content id; the baselines have none.
+  const fs::path path = write("mine.json", ladder_json(kGoodLevels));
+  const std::string before = make_codec("cachegen:ladder=" + path.string())->content_id();
+  EXPECT_EQ(before.rfind("ladder=", 0), 0u) << before;
+  write("mine.json", ladder_json(one_bin));
+  EXPECT_NE(make_codec("cachegen:ladder=" + path.string())->content_id(), before);
+  EXPECT_EQ(make_codec("quant:bits=8")->content_id(), "");
 }
 
 TEST_F(LadderFile, UnknownNameListsTheBuiltins) {
