@@ -107,7 +107,7 @@ void write_out(const std::filesystem::path& dir, const eval::RdResult& result, b
 
 int run(const Options& o) {
   for (const auto& spec : o.rd.codecs)  // bad specs fail before the model loads
-    if (!o.rd.calibration || !eval::needs_calibration(spec)) codec::rate_sweep(spec);
+    if (!o.rd.calibration || !codec::transform_needs_calibration(spec)) codec::rate_sweep(spec);
   const auto model = models::load_model(o.model_name, "");
   const auto result = eval::run_rd(model, o.rd, [&](const eval::RdMeasurement& p) {
     if (o.json) {

@@ -99,6 +99,16 @@ const std::vector<CodecEntry>& codec_registry();
 std::unique_ptr<Codec> make_codec(const std::string& spec);
 common::Spec parse_codec_spec(const std::string& spec);  // syntax only, for messages naming a codec
 
+// `transform` specs and their calibration (transform_codec.cpp). A transform spec without cal= is
+// one a caller fits a calibration for (`kvstream rd --calibration-text`, experiment configs) and then
+// runs as with_calibration(spec, fitted); make_codec refuses it.
+bool transform_needs_calibration(const std::string& spec);
+std::string with_calibration(const std::string& spec, const std::string& kvcal_path);
+// The level distortions a transform spec sets itself (d=D, or ladder=PATH of a transform ladder),
+// after checking its options; empty when it leaves them to its calibration. Throws
+// std::invalid_argument naming the option, so a spec is checked before its calibration exists.
+std::vector<double> transform_spec_distortions(const common::Spec& spec);
+
 // Parses and validates the container, then dispatches on the codec id.
 DecodedChunk decode_bitstream(std::span<const uint8_t> bytes, const DecodeContext& context = {});
 

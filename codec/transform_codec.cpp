@@ -134,20 +134,8 @@ void check_shape(const TransformCalibration& cal, const KvShape& s, const std::s
 class TransformCodec final : public Codec {
  public:
   TransformCodec(const common::Spec& spec, std::shared_ptr<const TransformCalibration> cal)
-      : spec_(spec.canonical()), cal_(std::move(cal)) {
-    if (spec.has("d") && spec.has("ladder")) spec.fail("d=D and ladder=PATH both set the levels: give one");
-    if (spec.has("d")) {
-      const double d = spec.number("d", 0);
-      if (!(d > 0 && d <= 1)) spec.fail("d (the relative distortion) must be in (0, 1]");
-      distortions_ = {d};
-    } else if (spec.has("ladder")) {
-      const Ladder ladder = Ladder::from_name_or_path(spec.string("ladder", ""));
-      if (ladder.codec() != "transform")
-        spec.fail("ladder=" + spec.string("ladder", "") + " holds CacheGen bins, not transform distortions");
-      distortions_ = ladder.distortions();
-    } else {
-      distortions_ = cal_->level_distortions();
-    }
+      : spec_(spec.canonical()), cal_(std::move(cal)), distortions_(transform_spec_distortions(spec)) {
+    if (distortions_.empty()) distortions_ = cal_->level_distortions();
   }
 
   std::string spec() const override { return spec_; }
@@ -342,13 +330,41 @@ KvCache decode(const ParsedBitstream& parsed, const DecodeContext& context) {
 
 }  // namespace
 
+bool transform_needs_calibration(const std::string& spec) {
+  const common::Spec parsed = parse_codec_spec(spec);
+  return parsed.name() == "transform" && !parsed.has("cal");
+}
+
+std::string with_calibration(const std::string& spec, const std::string& kvcal_path) {
+  std::string out = "transform:cal=" + kvcal_path;
+  if (const size_t colon = spec.find(':'); colon != std::string::npos) out.append(",").append(spec, colon + 1);
+  return out;
+}
+
+std::vector<double> transform_spec_distortions(const common::Spec& spec) {
+  spec.only({"cal", "d", "ladder"});
+  if (spec.has("d") && spec.has("ladder")) spec.fail("d=D and ladder=PATH both set the levels: give one");
+  if (spec.has("d")) {
+    const double d = spec.number("d", 0);
+    if (!(d > 0 && d <= 1)) spec.fail("d (the relative distortion) must be in (0, 1]");
+    return {d};
+  }
+  if (spec.has("ladder")) {
+    const Ladder ladder = Ladder::from_name_or_path(spec.string("ladder", ""));
+    if (ladder.codec() != "transform")
+      spec.fail("ladder=" + spec.string("ladder", "") + " holds CacheGen bins, not transform distortions");
+    return ladder.distortions();
+  }
+  return {};
+}
+
 CodecEntry transform_codec_entry() {
   return {"transform", CodecId::kTransform,
           "calibrated transform codec (KVTC): per-layer PCA with RoPE undone, reverse water-filling, rANS with offline "
           "tables (options: cal=M.kvcal from kvstream calibrate; levels from the calibration's list, or ladder=PATH from "
           "kvstream calibrate-ladder, or d=D one relative distortion)",
           [](const common::Spec& spec) {
-            spec.only({"cal", "d", "ladder"});
+            transform_spec_distortions(spec);  // the options, before the calibration is read
             if (!spec.has("cal")) spec.fail("needs cal=PATH, a .kvcal file written by kvstream calibrate");
             auto cal = std::make_shared<const TransformCalibration>(TransformCalibration::load(spec.string("cal", "")));
             return std::unique_ptr<Codec>(new TransformCodec(spec, std::move(cal)));

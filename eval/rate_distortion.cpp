@@ -61,26 +61,20 @@ RdCurve curve_against(const std::string& curve, const std::vector<RdSample>& los
 // calibration's path (fitted into `scratch` on first need).
 std::string runnable_spec(const std::string& curve, const models::LoadedModel& model, const RdOptions& options,
                           const common::ScratchDir& scratch, std::string& fitted) {
-  const common::Spec spec = codec::parse_codec_spec(curve);
-  if (spec.name() != "transform" || spec.has("cal")) return curve;
+  if (!codec::transform_needs_calibration(curve)) return curve;
   if (!options.calibration)
-    spec.fail("names no calibration: give cal=M.kvcal (kvstream calibrate) or --calibration-text to fit one here");
+    codec::parse_codec_spec(curve).fail(
+        "names no calibration: give cal=M.kvcal (kvstream calibrate) or --calibration-text to fit one here");
   if (fitted.empty()) {
     codec::TransformCalibration::Options fit;
     fit.model = model.name;
     fitted = scratch.file("fitted.kvcal").string();
     fit_transform(model, *options.calibration, fit, kTransformSensitivityWindows).save(fitted);
   }
-  const size_t colon = curve.find(':');
-  return "transform:cal=" + fitted + (colon == std::string::npos ? "" : "," + curve.substr(colon + 1));
+  return codec::with_calibration(curve, fitted);
 }
 
 }  // namespace
-
-bool needs_calibration(const std::string& curve) {
-  const common::Spec spec = codec::parse_codec_spec(curve);
-  return spec.name() == "transform" && !spec.has("cal");
-}
 
 RdResult run_rd(const models::LoadedModel& model, const RdOptions& options,
                 const std::function<void(const RdMeasurement&)>& on_point) {

@@ -51,9 +51,6 @@ struct RdResult {
   std::vector<RdCurve> curves;
 };
 
-// Whether `curve` is a transform spec without cal=, which run_rd fits on options.calibration.
-bool needs_calibration(const std::string& curve);
-
 // Throws std::invalid_argument for a bad spec before the model runs (a transform spec that needs
 // fitting without options.calibration among them).
 RdResult run_rd(const models::LoadedModel& model, const RdOptions& options,

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "codec/codec.h"
 #include "common/data_resolver.h"
 #include "profiling/kv_scale.h"
 #include "profiling/level_plan.h"
@@ -52,7 +53,10 @@ std::vector<LoadedContextSet> load_context_sets(const ExperimentConfig& config, 
                                                 const profiling::ModelContextMeasurer& measure_model,
                                                 const profiling::ProgressLog& log) {
   try {
-    profiling::profile_levels(profiling::ProfilingOptions{1, config.codecs, config.levels});
+    std::vector<std::string> plannable;  // transform specs without cal= are planned once fitted to a model
+    for (const auto& spec : config.codecs)
+      if (!codec::transform_needs_calibration(spec)) plannable.push_back(spec);
+    if (!plannable.empty()) profiling::profile_levels(profiling::ProfilingOptions{1, plannable, config.levels});
   } catch (const std::invalid_argument& e) {
     throw std::runtime_error(where + ": $.codecs / $.levels: " + e.what());
   }

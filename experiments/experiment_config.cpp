@@ -242,7 +242,10 @@ ExperimentConfig parse_experiment_config(const nlohmann::json& json, const std::
     c.codecs.clear();
     for (const JsonNode& node : one_or_many(root.at("codecs"))) {
       try {
-        codec::make_codec(node.string());
+        if (codec::transform_needs_calibration(node.string()))  // fitted to each context set's model
+          codec::transform_spec_distortions(codec::parse_codec_spec(node.string()));
+        else
+          codec::make_codec(node.string());
       } catch (const std::invalid_argument& e) {
         node.fail(e.what());
       }

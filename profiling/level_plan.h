@@ -9,6 +9,7 @@
 // so a policy's ladder=<spec> picks that codec's levels. Names must be unique.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,6 +24,10 @@ struct ProfilingOptions {
   std::vector<std::string> codecs = {"cachegen"};  // codec specs (codec/codec.h), in ladder order of the profile
   // Ladder levels to keep for ladder codecs (cachegen); empty = all. Single-level codecs are always kept.
   std::vector<int> levels;
+  // The spec a codec of `codecs` is run as where that differs from the spec that names its levels:
+  // a `transform` spec without cal= runs with the calibration fitted for the model
+  // (profiling/fitted_transform.h). Without an entry such a spec cannot be planned.
+  std::map<std::string, std::string> runs_as = {};
 };
 
 // One level of the profile: its name and codec, the codec object and ladder level that encode it,

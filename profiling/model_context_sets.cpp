@@ -10,6 +10,7 @@
 #include "codec/codec.h"
 #include "models/model_catalog.h"
 #include "profiling/context_profiler.h"
+#include "profiling/fitted_transform.h"
 
 namespace kvstream::profiling {
 
@@ -102,10 +103,18 @@ MeasuredContextSet measure_model_contexts(const ModelContextsRequest& request, c
   } catch (const std::exception& e) {
     throw std::runtime_error(path + (loaded.fallback ? ".fallback" : "") + ": " + e.what());
   }
-  const ProfilingOptions options{m.chunk_tokens, request.codecs, request.levels};
   const nlohmann::json fingerprint = model_fingerprint(loaded.model);
+  ProfilingOptions options{m.chunk_tokens, request.codecs, request.levels};
   nlohmann::json codec_contents = nlohmann::json::array();  // the files the specs name, by content
-  for (const auto& spec : request.codecs) codec_contents.push_back(codec::make_codec(spec)->content_id());
+  try {
+    options.runs_as = fit_transform_specs(request.codecs, loaded.model, fingerprint, cache.dir(), log);
+    for (const auto& spec : request.codecs) {
+      const auto runs_as = options.runs_as.find(spec);
+      codec_contents.push_back(codec::make_codec(runs_as == options.runs_as.end() ? spec : runs_as->second)->content_id());
+    }
+  } catch (const std::exception& e) {
+    throw std::runtime_error(path + (loaded.fallback ? ".fallback" : "") + ": " + e.what());
+  }
   MeasuredContextSet out;
   out.fp16_bytes_per_token = loaded.model.model->config().fp16_kv_bytes_per_token();
   std::vector<nlohmann::json> results;

@@ -27,6 +27,7 @@ class ProfileCache {
 
   static std::string key(const nlohmann::json& inputs);  // 16 hex digits
   std::filesystem::path path(const std::string& key) const { return dir_ / (key + ".json"); }
+  const std::filesystem::path& dir() const { return dir_; }
 
   // The cached result for `inputs`, if any.
   std::optional<nlohmann::json> load(const nlohmann::json& inputs) const;

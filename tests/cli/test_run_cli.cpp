@@ -412,6 +412,48 @@ TEST_F(RunCli, AnEditedLadderFileIsProfiledAgain) {
   EXPECT_NE(cachegen_bytes(), coarse);  // 32 key bins cost more bytes than 8
 }
 
+// A `transform` spec without cal= is fitted to the context set's model (kvstream calibrate's default
+// text and options) once, kept in the profile cache, and its levels are a ladder the policies take.
+TEST_F(RunCli, ATransformSpecIsFittedToTheModelOnceAndCached) {
+  if (const std::string why = why_no_stories260k(); !why.empty()) GTEST_SKIP() << why;
+  auto config = nlohmann::json::parse(R"({
+    "name": "fitted",
+    "contexts": [{"name": "ts", "model": "stories260K", "dataset": "text/tinystories/tinystories_val.txt",
+                  "count": 1, "tokens": 128, "chunk_tokens": 64, "continuation_tokens": 16}],
+    "codecs": ["transform", "transform:d=0.01", "quant:bits=8"],
+    "traces": [{"name": "c1", "inputs": ["constant:gbps=1"]}],
+    "policies": ["fixed:transform:6", "mpc:ladder=transform"],
+    "slo_s": 0.5
+  })");
+  const auto path = write_config(config);
+  const auto first = run_config(path, "--no-figures");
+  ASSERT_EQ(first.rc, 0) << first.err;
+  EXPECT_NE(first.err.find("transform codec for stories260K: fitted on 32 windows of 384 tokens"), std::string::npos)
+      << first.err;
+  const auto levels = lines_of(dir_ / "results/fitted/levels.csv");
+  ASSERT_EQ(levels.size(), 1u + 12 + 1 + 1);  // the calibration's 12 levels, d=0.01, quant:bits=8
+  EXPECT_EQ(levels[1].rfind("ts,stories260K,transform:1,transform,", 0), 0u) << levels[1];
+  EXPECT_EQ(levels[13].rfind("ts,stories260K,transform:d=0.01:1,transform:d=0.01,", 0), 0u) << levels[13];
+  size_t calibrations = 0;
+  for (const auto& entry : fs::directory_iterator(dir_ / "cache/calibrations"))
+    calibrations += entry.path().extension() == ".kvcal";
+  EXPECT_EQ(calibrations, 1u);  // one per model, however many specs
+
+  const auto second = run_config(path, "--no-figures --overwrite");
+  ASSERT_EQ(second.rc, 0) << second.err;
+  EXPECT_NE(second.err.find("transform codec for stories260K: calibration from the cache"), std::string::npos)
+      << second.err;
+  EXPECT_NE(second.err.find("profile from the cache"), std::string::npos) << second.err;
+
+  // Its options are checked with the config, before any model runs.
+  config["name"] = "bad";
+  config["codecs"][1] = "transform:d=2";
+  const auto bad = run_config(write_config(config), "--no-figures");
+  EXPECT_EQ(bad.rc, 1);
+  EXPECT_NE(bad.err.find("$.codecs[1]"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("d (the relative distortion) must be in (0, 1]"), std::string::npos) << bad.err;
+}
+
 // The main job's promise: without the model's files or the trace data it still runs, on the
 // fallbacks, and says so.
 TEST_F(RunCli, MissingModelAndTracesFallBack) {

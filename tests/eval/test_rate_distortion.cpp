@@ -100,8 +100,8 @@ TEST(RateDistortion, ATransformSpecWithoutCalibrationIsFittedOnTheCalibrationTex
   RdOptions options;
   options.windows = two_windows();
   options.codecs = {"transform:d=0.01"};
-  EXPECT_TRUE(needs_calibration("transform:d=0.01"));
-  EXPECT_FALSE(needs_calibration("transform:cal=x.kvcal"));
+  EXPECT_TRUE(codec::transform_needs_calibration("transform:d=0.01"));
+  EXPECT_FALSE(codec::transform_needs_calibration("transform:cal=x.kvcal"));
   EXPECT_THROW(run_rd(model, options), std::invalid_argument);
 
   TextWindows calibration = calibration_windows("stories260K");
