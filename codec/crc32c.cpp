@@ -1,6 +1,10 @@
 #include "codec/crc32c.h"
 
 #include <array>
+#include <cstring>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 namespace kvstream::codec {
 namespace {
@@ -18,9 +22,34 @@ std::array<std::array<uint32_t, 256>, 8> make_tables() {
   return table;
 }
 
+#if defined(__x86_64__)
+// The same polynomial (reflected 0x82F63B78) in hardware, 8 bytes an instruction, then byte by byte.
+__attribute__((target("sse4.2"))) uint32_t crc32c_sse42(std::span<const uint8_t> bytes, uint32_t seed) {
+  uint64_t crc = ~seed;
+  const uint8_t* p = bytes.data();
+  size_t n = bytes.size();
+  for (; n >= 8; p += 8, n -= 8) {
+    uint64_t word;
+    std::memcpy(&word, p, 8);  // little-endian, as the tables read it
+    crc = _mm_crc32_u64(crc, word);
+  }
+  auto crc32 = static_cast<uint32_t>(crc);
+  for (; n > 0; --n) crc32 = _mm_crc32_u8(crc32, *p++);
+  return ~crc32;
+}
+#endif
+
 }  // namespace
 
 uint32_t crc32c(std::span<const uint8_t> bytes, uint32_t seed) {
+#if defined(__x86_64__)
+  static const bool sse42 = __builtin_cpu_supports("sse4.2");
+  if (sse42) return crc32c_sse42(bytes, seed);
+#endif
+  return crc32c_portable(bytes, seed);
+}
+
+uint32_t crc32c_portable(std::span<const uint8_t> bytes, uint32_t seed) {
   static const auto table = make_tables();
   uint32_t crc = ~seed;
   const uint8_t* p = bytes.data();
