@@ -14,8 +14,7 @@ std::vector<PlannedLevel> plan_levels(const ProfilingOptions& o) {
   std::vector<PlannedLevel> out;
   std::set<std::string> names;
   for (const auto& spec : o.codecs) {
-    const auto runs_as = o.runs_as.find(spec);
-    const std::string& runnable = runs_as == o.runs_as.end() ? spec : runs_as->second;
+    const std::string& runnable = o.runnable(spec);
     const std::shared_ptr<const codec::Codec> probe = codec::make_codec(runnable);  // throws for a bad spec
     const bool ladder = probe->ladder();
     const auto kept = codec::codec_levels({runnable}, ladder ? o.levels : std::vector<int>{});

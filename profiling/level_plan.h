@@ -28,6 +28,12 @@ struct ProfilingOptions {
   // a `transform` spec without cal= runs with the calibration fitted for the model
   // (profiling/fitted_transform.h). Without an entry such a spec cannot be planned.
   std::map<std::string, std::string> runs_as = {};
+
+  // The spec `spec` of `codecs` is encoded with: its runs_as entry, else itself.
+  const std::string& runnable(const std::string& spec) const {
+    const auto entry = runs_as.find(spec);
+    return entry == runs_as.end() ? spec : entry->second;
+  }
 };
 
 // One level of the profile: its name and codec, the codec object and ladder level that encode it,

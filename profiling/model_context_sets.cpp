@@ -108,10 +108,7 @@ MeasuredContextSet measure_model_contexts(const ModelContextsRequest& request, c
   nlohmann::json codec_contents = nlohmann::json::array();  // the files the specs name, by content
   try {
     options.runs_as = fit_transform_specs(request.codecs, loaded.model, fingerprint, cache.dir(), log);
-    for (const auto& spec : request.codecs) {
-      const auto runs_as = options.runs_as.find(spec);
-      codec_contents.push_back(codec::make_codec(runs_as == options.runs_as.end() ? spec : runs_as->second)->content_id());
-    }
+    for (const auto& spec : request.codecs) codec_contents.push_back(codec::make_codec(options.runnable(spec))->content_id());
   } catch (const std::exception& e) {
     throw std::runtime_error(path + (loaded.fallback ? ".fallback" : "") + ": " + e.what());
   }
