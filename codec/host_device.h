@@ -1,7 +1,7 @@
 // KVSTREAM_HD marks per-thread code that runs both in CUDA kernels and in the sequential CPU
 // launcher used by tests on machines without a GPU (DietGPU-style shared per-thread code).
 //
-// Per-thread code must give the same bits on both sides, so its float arithmetic goes through the
+// Per-thread code must give the same bits on both sides, so its float and double arithmetic goes through the
 // helpers below: on the GPU they are the round-to-nearest intrinsics, which nvcc never fuses into a
 // multiply-add; on the CPU plain IEEE operations (the build enables no FMA contraction: no -march).
 // Bit casts are here too: nvcc compiles at C++17, which has no std::bit_cast.
@@ -50,11 +50,17 @@ KVSTREAM_HD float add_rn(float a, float b) { return __fadd_rn(a, b); }
 KVSTREAM_HD float sub_rn(float a, float b) { return __fsub_rn(a, b); }
 KVSTREAM_HD float mul_rn(float a, float b) { return __fmul_rn(a, b); }
 KVSTREAM_HD float div_rn(float a, float b) { return __fdiv_rn(a, b); }
+KVSTREAM_HD double dadd_rn(double a, double b) { return __dadd_rn(a, b); }
+KVSTREAM_HD double dsub_rn(double a, double b) { return __dsub_rn(a, b); }
+KVSTREAM_HD double dmul_rn(double a, double b) { return __dmul_rn(a, b); }
 #else
 KVSTREAM_HD float add_rn(float a, float b) { return a + b; }
 KVSTREAM_HD float sub_rn(float a, float b) { return a - b; }
 KVSTREAM_HD float mul_rn(float a, float b) { return a * b; }
 KVSTREAM_HD float div_rn(float a, float b) { return a / b; }
+KVSTREAM_HD double dadd_rn(double a, double b) { return a + b; }
+KVSTREAM_HD double dsub_rn(double a, double b) { return a - b; }
+KVSTREAM_HD double dmul_rn(double a, double b) { return a * b; }
 #endif
 
 }  // namespace kvstream::codec

@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "codec/host_device.h"
+
 namespace kvstream::codec {
 
 enum class RopePairs : uint8_t { kNone = 0, kInterleaved = 1, kRotateHalf = 2 };
@@ -21,6 +23,20 @@ struct RopeSpec {
   RopePairs pairs = RopePairs::kNone;  // kNone: the keys are used as they are
   double theta = 10000.0;
 };
+
+// The channels of pair j of a head: (2j, 2j + 1) interleaved, (j, j + half) rotate-half.
+KVSTREAM_HD int rope_pair_first(RopePairs pairs, int j) { return pairs == RopePairs::kInterleaved ? 2 * j : j; }
+KVSTREAM_HD int rope_pair_second(RopePairs pairs, int j, int half) {
+  return pairs == RopePairs::kInterleaved ? 2 * j + 1 : j + half;
+}
+
+// Turns one pair (a, b) by the angle of cosine `c` and sine `s`, backwards when `undo`: in double,
+// without fused multiply-adds, so the CPU and the GPU decoder (transform_decode_stages.h) agree.
+KVSTREAM_HD void rope_turn_pair(float& a, float& b, double c, double s, bool undo) {
+  const double xa = a, xb = b, sj = undo ? -s : s;
+  a = static_cast<float>(dsub_rn(dmul_rn(xa, c), dmul_rn(xb, sj)));
+  b = static_cast<float>(dadd_rn(dmul_rn(xb, c), dmul_rn(xa, sj)));
+}
 
 // The angles of tokens [t0, t0 + tokens), computed once per chunk and shared by every layer's keys.
 class RopeAngles {
@@ -43,18 +59,17 @@ class RopeAngles {
     if (pairs_ == RopePairs::kNone) return;
     const double* c = cos_.data() + size_t(t) * half_;
     const double* s = sin_.data() + size_t(t) * half_;
-    const double sign = undo ? -1.0 : 1.0;
     for (int h = 0; h < heads; ++h) {
       float* x = key + h * 2 * half_;
-      for (int j = 0; j < half_; ++j) {
-        const int a = pairs_ == RopePairs::kInterleaved ? 2 * j : j;
-        const int b = pairs_ == RopePairs::kInterleaved ? 2 * j + 1 : j + half_;
-        const double xa = x[a], xb = x[b], sj = sign * s[j];
-        x[a] = static_cast<float>(xa * c[j] - xb * sj);
-        x[b] = static_cast<float>(xb * c[j] + xa * sj);
-      }
+      for (int j = 0; j < half_; ++j)
+        rope_turn_pair(x[rope_pair_first(pairs_, j)], x[rope_pair_second(pairs_, j, half_)], c[j], s[j], undo);
     }
   }
+
+  RopePairs pairs() const { return pairs_; }
+  // cos and sin of pair j at token t (from t0): entry t * half + j; all zero without RoPE.
+  const std::vector<double>& cos_table() const { return cos_; }
+  const std::vector<double>& sin_table() const { return sin_; }
 
  private:
   RopePairs pairs_;

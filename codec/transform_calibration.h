@@ -30,16 +30,13 @@
 #include "codec/kv_cache.h"
 #include "codec/rans_coder.h"
 #include "codec/rope.h"
+#include "codec/transform_decode_stages.h"
 
 namespace kvstream::codec {
 
-inline constexpr int kTransformClasses = 64;   // r_c = 2^-2 .. 2^13.75
-inline constexpr int kTransformAlphabet = 64;  // hi + 32 for hi in [-32, 30]; 63 = escape
-inline constexpr int kTransformEscape = kTransformAlphabet - 1;
+// kTransformClasses, kTransformAlphabet, kTransformEscape and transform_low_bits(c) are in
+// transform_decode_stages.h, which the GPU decoder shares.
 inline constexpr int kTransformMaxLevels = 32;
-
-// Raw low bits of class c.
-constexpr int transform_low_bits(int c) { return c <= 20 ? 0 : (c - 20 + 3) / 4; }
 
 class TransformCalibration {
  public:

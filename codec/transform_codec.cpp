@@ -10,13 +10,15 @@
 //      component whose variance is below that error is dropped (decoded as the mean);
 //   4. q = round(y / Delta_r) is split into a rANS symbol under the offline table of its class and raw
 //      low bits, or escaped (transform_calibration.h).
-// Decode inverts it: x = mu_r + sum_i q_i Delta_r W_r[i], RoPE redone. Invariant: the error of a
+// Decode inverts it: x = mu_r + sum_i q_i Delta_r W_r[i], RoPE redone, as the stages of
+// transform_decode_stages.h that the GPU decoder (gpu_transform_decode.h) shares, on a payload
+// checked by transform_payload.h. Invariant: the error of a
 // token is the projection residual of the dropped components plus at most Delta_r / 2 per kept one.
 //
 // Sections (codec/FORMAT.md §"transform"):
 //   TPRM  calibration id u64 | d f64 | sink tokens in this chunk u32
 //   SINK  fp16 [2L][sinks][C], CacheGen row order
-//   GRPS  u32 [2L]: bytes of each row's rANS group (8 interleaved states, rans_coder.h)
+//   GRPS  u32 [2L]: bytes of each row's rANS group (kTransformRansStates interleaved states, rans_coder.h)
 //   RANS  the groups, row by row; symbols in (token, component) order
 //   LOWB  the low bits of every non-escaped q in that order, LSB first, k_c bits each
 //   ESCP  int32 [escapes]: the escaped q in that order
@@ -34,6 +36,7 @@
 #include "codec/ladder.h"
 #include "codec/rans_decode_x8.h"
 #include "codec/transform_calibration.h"
+#include "codec/transform_payload.h"
 #include "common/content_hash.h"
 
 namespace kvstream::codec {
@@ -42,8 +45,6 @@ namespace {
 using K = BitstreamErrorKind;
 using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
-constexpr int kStates = 8;
-constexpr int64_t kMaxQ = int64_t(1) << 30;  // |q| is clamped here: only an absurd input value reaches it
 
 // Raw bits, least significant first.
 class BitWriter {
@@ -69,67 +70,6 @@ class BitWriter {
   uint64_t buffer_ = 0;
   int filled_ = 0;
 };
-
-class BitReader {
- public:
-  explicit BitReader(std::span<const uint8_t> bytes) : bytes_(bytes) {}
-  uint32_t get(int bits) {  // bits <= 24
-    while (filled_ < bits) {
-      if (pos_ >= bytes_.size()) throw BitstreamError(K::kTruncated, "LOWB", "fewer low bits than the symbols need");
-      buffer_ |= uint64_t(bytes_[pos_++]) << filled_;
-      filled_ += 8;
-    }
-    const auto value = static_cast<uint32_t>(buffer_ & ((uint64_t(1) << bits) - 1));
-    buffer_ >>= bits;
-    filled_ -= bits;
-    return value;
-  }
-  // All bytes used, and the unused bits of the last one zero (what the writer leaves).
-  bool exhausted() const { return pos_ == bytes_.size() && buffer_ == 0; }
-
- private:
-  std::span<const uint8_t> bytes_;
-  size_t pos_ = 0;
-  uint64_t buffer_ = 0;
-  int filled_ = 0;
-};
-
-// The kept components of a row at one step: their classes (a prefix of the components) and the
-// rANS tables in component order.
-struct RowPlan {
-  double step = 0;
-  std::vector<int> classes;  // kept components only
-  std::vector<uint16_t> cdf;  // [kept][kTransformAlphabet + 1]
-
-  RowPlan(const TransformCalibration& cal, int row, double d) : step(cal.step(row, d)) {
-    for (int c : cal.classes(row, step))
-      if (c >= 0) classes.push_back(c);
-    const int part = row < cal.layers() ? 0 : 1;
-    cdf.reserve(classes.size() * (kTransformAlphabet + 1));
-    for (int c : classes) cdf.insert(cdf.end(), cal.cdf(part, c), cal.cdf(part, c) + kTransformAlphabet + 1);
-  }
-  int kept() const { return static_cast<int>(classes.size()); }
-};
-
-int sinks_in_chunk(const TransformCalibration& cal, int64_t t0, int64_t tokens) {
-  return static_cast<int>(std::clamp<int64_t>(cal.sink_tokens() - t0, 0, tokens));
-}
-
-// A row whose components are all dropped decodes to its mean at no bytes per token, so a transform
-// chunk's decoded size is not bounded by its payload as every other codec's is. The token count is
-// capped instead (FORMAT.md §3a), so that a small bitstream cannot demand gigabytes: 2^16 tokens is
-// dozens of CacheGen-sized chunks (1.5 K tokens) and longer than most contexts.
-constexpr int64_t kMaxTransformChunkTokens = int64_t(1) << 16;
-
-void check_shape(const TransformCalibration& cal, const KvShape& s, const std::string& what) {
-  if (s.tokens > kMaxTransformChunkTokens)
-    throw std::invalid_argument(what + " has " + std::to_string(s.tokens) + " tokens, more than the transform codec's " +
-                                std::to_string(kMaxTransformChunkTokens) + " per chunk (use smaller chunks)");
-  if (s.layers != cal.layers() || s.kv_heads != cal.kv_heads() || s.head_dim != cal.head_dim())
-    throw std::invalid_argument(what + " has shape " + s.to_string() + ", the transform calibration (model \"" +
-                                cal.model() + "\") is for L=" + std::to_string(cal.layers()) +
-                                " H=" + std::to_string(cal.kv_heads()) + " D=" + std::to_string(cal.head_dim()));
-}
 
 class TransformCodec final : public Codec {
  public:
@@ -167,10 +107,10 @@ class TransformCodec final : public Codec {
       throw std::invalid_argument("codec " + spec_ + " has levels 1.." + std::to_string(distortions_.size()) +
                                   ", asked for level " + std::to_string(level));
     const KvShape s = chunk.shape();
-    check_shape(*cal_, s, "the chunk");
+    check_transform_shape(*cal_, s, "the chunk");
     const double d = distortions_[size_t(level - 1)];
     const int channels = s.channels();
-    const int sinks = sinks_in_chunk(*cal_, t0, s.tokens);
+    const int sinks = transform_sinks_in_chunk(*cal_, t0, s.tokens);
     const int64_t coded = s.tokens - sinks;
     const RopeAngles angles(cal_->rope(), s.head_dim, t0, s.tokens);
 
@@ -184,7 +124,7 @@ class TransformCodec final : public Codec {
     for (int r = 0; r < s.rows(); ++r) {
       for (int t = 0; t < sinks; ++t)
         for (int c = 0; c < channels; ++c) ByteWriter(sink).put<uint16_t>(float_to_half(chunk.token(r, t)[c]));
-      const RowPlan plan(*cal_, r, d);
+      const TransformRowPlan plan(*cal_, r, d);
       const auto& row = cal_->row(r);
       for (int64_t t = 0; t < coded; ++t) {
         float* out = x.row(t).data();
@@ -198,7 +138,7 @@ class TransformCodec final : public Codec {
       for (int64_t t = 0; t < coded; ++t)
         for (int i = 0; i < plan.kept(); ++i) {
           const double scaled = std::nearbyint(double(y(t, i)) / plan.step);
-          const auto q = static_cast<int64_t>(std::clamp<double>(scaled, -double(kMaxQ), double(kMaxQ)));
+          const auto q = static_cast<int64_t>(std::clamp<double>(scaled, -double(kTransformMaxQ), double(kTransformMaxQ)));
           const int k = transform_low_bits(plan.classes[size_t(i)]);
           const int64_t hi = q >> k;
           auto& symbol = symbols[size_t(t) * size_t(plan.kept()) + size_t(i)];
@@ -211,10 +151,10 @@ class TransformCodec final : public Codec {
           }
         }
       const auto n = static_cast<uint32_t>(symbols.size());
-      group.resize(rans_group_capacity(n, kStates));
+      group.resize(rans_group_capacity(n, kTransformRansStates));
       const uint32_t bytes = plan.kept() == 0 ? 0
                                               : rans_encode_group(symbols.data(), n, plan.kept(), plan.cdf.data(),
-                                                                  kTransformAlphabet, kStates, group.data());
+                                                                  kTransformAlphabet, kTransformRansStates, group.data());
       ByteWriter(grps).put<uint32_t>(bytes);
       rans.insert(rans.end(), group.begin(), group.begin() + bytes);
     }
@@ -231,100 +171,86 @@ class TransformCodec final : public Codec {
   std::vector<double> distortions_;  // per level, lowest quality first
 };
 
-const TransformCalibration& find_calibration(const DecodeContext& context, uint64_t id) {
-  for (const auto& cal : context.transform_calibrations)
-    if (cal && cal->id() == id) return *cal;
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(id));
-  throw BitstreamError(K::kMissingCdfTable, "TPRM",
-                       std::string("transform calibration id ") + hex + " (pass its .kvcal with --calibration)");
-}
-
+// The stages of transform_decode_stages.h, one thread after another, with one GEMM per row for stage 4.
 KvCache decode(const ParsedBitstream& parsed, const DecodeContext& context) {
-  const KvShape& s = parsed.header.shape;
-  ByteReader tprm(parsed.section_of_size("TPRM", 20), "TPRM");
-  const TransformCalibration& cal = find_calibration(context, tprm.get<uint64_t>());
-  const double d = std::bit_cast<double>(tprm.get<uint64_t>());
-  const uint32_t sinks = tprm.get<uint32_t>();
-  try {
-    check_shape(cal, s, "the bitstream");
-  } catch (const std::invalid_argument& e) {
-    throw BitstreamError(K::kBadLevelSpec, "TPRM", e.what());
-  }
-  if (!(d > 0 && d <= 1)) throw BitstreamError(K::kBadLevelSpec, "TPRM", "distortion " + std::to_string(d) + " not in (0, 1]");
-  if (int64_t(sinks) != sinks_in_chunk(cal, parsed.header.t0, s.tokens))
-    throw BitstreamError(K::kBadLevelSpec, "TPRM", "sink tokens " + std::to_string(sinks) + " differ from the calibration's");
+  const TransformPayload p = parse_transform_payload(parsed, context);
+  const TransformCalibration& cal = *p.cal;
+  const KvShape& s = p.shape;
   const int channels = s.channels();
-  const int64_t coded = s.tokens - sinks;
-  const auto sink = parsed.section_of_size("SINK", uint64_t(2) * s.rows() * sinks * channels);
-  const auto grps = parsed.section_of_size("GRPS", uint64_t(4) * s.rows());
-  const auto rans = parsed.section("RANS");
-  const auto escp = parsed.section("ESCP");
-  if (escp.size() % 4 != 0) throw BitstreamError(K::kBadSection, "ESCP", "size not a multiple of 4");
-  BitReader low_bits(parsed.section("LOWB"));
-  const RopeAngles angles(cal.rope(), s.head_dim, parsed.header.t0, s.tokens);
+  const int64_t coded = p.coded_tokens();
   const bool x8 = rans_x8_available();
 
-  KvCache kv(s);
-  size_t rans_at = 0, escape_at = 0;
-  std::vector<uint8_t> symbols;
+  // Stage 1: every row's symbols, the chunk's symbol order.
+  std::vector<uint64_t> start(1, 0);
+  for (int r = 0; r < s.rows(); ++r) start.push_back(start.back() + p.row_symbols(r));
+  std::vector<uint8_t> symbols(start.back());
   std::vector<RansSymbolLookup> lookups;
   for (int r = 0; r < s.rows(); ++r) {
-    for (uint32_t t = 0; t < sinks; ++t)
-      for (int c = 0; c < channels; ++c)
-        kv.row_token(r, t)[c] = half_to_float(load_u16(sink.data() + 2 * ((size_t(r) * sinks + t) * channels + c)));
-    const RowPlan plan(cal, r, d);
-    const auto& row = cal.row(r);
-    const uint32_t bytes = load_u32(grps.data() + 4 * size_t(r));
-    if (bytes > rans.size() - rans_at)
-      throw BitstreamError(K::kBadSection, "GRPS", "row " + std::to_string(r) + "'s group runs past the RANS section");
-    const auto n = static_cast<uint32_t>(coded * plan.kept());
-    symbols.resize(n);
-    if (plan.kept() > 0) {
-      const int part = r < s.layers ? 0 : 1;
-      lookups.resize(size_t(plan.kept()) + 1);  // +1: the x8 gathers read past the last entry
-      for (int i = 0; i < plan.kept(); ++i) lookups[size_t(i)] = cal.lookup(part, plan.classes[size_t(i)]);
-      const uint8_t* in = rans.data() + rans_at;
-      const bool ok = x8 && plan.kept() % 8 == 0
-                          ? rans_decode_group_x8(in, bytes, n, plan.kept(), plan.cdf.data(), lookups.data(),
-                                                 kTransformAlphabet, symbols.data())
-                          : rans_decode_group(in, bytes, n, plan.kept(), plan.cdf.data(), lookups.data(),
-                                              kTransformAlphabet, kStates, symbols.data());
-      if (!ok) throw BitstreamError(K::kCorruptPayload, "RANS", "row " + std::to_string(r) + "'s rANS group is corrupt");
-    } else if (bytes != 0) {
-      throw BitstreamError(K::kCorruptPayload, "GRPS", "row " + std::to_string(r) + " keeps no component but has a group");
-    }
-    rans_at += bytes;
-
-    RowMajor y(coded, plan.kept());
-    for (int64_t t = 0; t < coded; ++t)
-      for (int i = 0; i < plan.kept(); ++i) {
-        const int symbol = symbols[size_t(t) * size_t(plan.kept()) + size_t(i)];
-        int64_t q;
-        if (symbol == kTransformEscape) {
-          if (escape_at + 4 > escp.size()) throw BitstreamError(K::kTruncated, "ESCP", "fewer escapes than the symbols need");
-          q = static_cast<int32_t>(load_u32(escp.data() + escape_at));
-          escape_at += 4;
-          if (q < -kMaxQ || q > kMaxQ) throw BitstreamError(K::kCorruptPayload, "ESCP", "escaped value out of range");
-        } else {
-          const int k = transform_low_bits(plan.classes[size_t(i)]);
-          q = (int64_t(symbol - 32) << k) + (k > 0 ? int64_t(low_bits.get(k)) : 0);
-        }
-        y(t, i) = static_cast<float>(double(q) * plan.step);
-      }
-    const Eigen::Map<const RowMajor> basis(row.basis.data(), plan.kept(), channels);
-    RowMajor x(coded, channels);
-    if (plan.kept() > 0) x.noalias() = y * basis;
-    else x.setZero();
-    for (int64_t t = 0; t < coded; ++t) {
-      float* out = kv.row_token(r, sinks + t);
-      for (int c = 0; c < channels; ++c) out[c] = x(t, c) + row.mean[size_t(c)];
-      if (r < s.layers) angles.rotate(out, s.kv_heads, sinks + t, /*undo=*/false);
+    const TransformRowPlan& plan = p.rows[size_t(r)];
+    if (plan.kept() == 0) continue;
+    const auto n = static_cast<uint32_t>(p.row_symbols(r));
+    const int part = r < s.layers ? 0 : 1;
+    lookups.resize(size_t(plan.kept()) + 1);  // +1: the x8 gathers read past the last entry
+    for (int i = 0; i < plan.kept(); ++i) lookups[size_t(i)] = cal.lookup(part, plan.classes[size_t(i)]);
+    const uint8_t* in = p.rans.data() + p.group_offset[size_t(r)];
+    const auto bytes = static_cast<uint32_t>(p.group_offset[size_t(r) + 1] - p.group_offset[size_t(r)]);
+    uint8_t* out = symbols.data() + start[size_t(r)];
+    const bool ok = x8 && plan.kept() % 8 == 0
+                        ? rans_decode_group_x8(in, bytes, n, plan.kept(), plan.cdf.data(), lookups.data(),
+                                               kTransformAlphabet, out)
+                        : rans_decode_group(in, bytes, n, plan.kept(), plan.cdf.data(), lookups.data(),
+                                            kTransformAlphabet, kTransformRansStates, out);
+    if (!ok) throw BitstreamError(K::kCorruptPayload, "RANS", "row " + std::to_string(r) + "'s rANS group is corrupt");
+  }
+  // Stage 2: the totals, which must use LOWB and ESCP up exactly (so stage 3 reads inside them);
+  // the scans run along with stage 3.
+  uint64_t bits_total = 0, escapes_total = 0;
+  for (int r = 0; r < s.rows(); ++r) {
+    const TransformRowPlan& plan = p.rows[size_t(r)];
+    const uint8_t* row_symbols = symbols.data() + start[size_t(r)];
+    for (uint64_t j = 0, i = 0; j < p.row_symbols(r); ++j, i = i + 1 == uint64_t(plan.kept()) ? 0 : i + 1) {
+      bits_total += uint64_t(transform_symbol_low_bits(row_symbols[j], plan.classes[i]));  // component i = j mod kept
+      escapes_total += row_symbols[j] == kTransformEscape ? 1 : 0;
     }
   }
-  if (rans_at != rans.size()) throw BitstreamError(K::kBadSection, "RANS", "bytes left after the last row's group");
-  if (escape_at != escp.size()) throw BitstreamError(K::kBadSection, "ESCP", "escapes left after the last symbol");
-  if (!low_bits.exhausted()) throw BitstreamError(K::kBadSection, "LOWB", "low bits left after the last symbol");
+  p.check_totals(bits_total, escapes_total);
+  // Stage 3.
+  std::vector<RowMajor> y(size_t(s.rows()));
+  uint64_t bit_at = 0, escape_at = 0;
+  for (int r = 0; r < s.rows(); ++r) {
+    const TransformRowPlan& plan = p.rows[size_t(r)];
+    const uint8_t* row_symbols = symbols.data() + start[size_t(r)];
+    RowMajor& row_y = y[size_t(r)];
+    row_y.resize(coded, plan.kept());
+    float* out = row_y.data();
+    for (uint64_t j = 0, i = 0; j < p.row_symbols(r); ++j, i = i + 1 == uint64_t(plan.kept()) ? 0 : i + 1) {
+      const int symbol = row_symbols[j], c = plan.classes[i];
+      if (!transform_coefficient(symbol, c, p.low_bits.data(), bit_at, p.escapes.data(), escape_at, plan.step, out[j]))
+        throw BitstreamError(K::kCorruptPayload, "ESCP", "escaped value out of range");
+      bit_at += uint64_t(transform_symbol_low_bits(symbol, c));
+      escape_at += symbol == kTransformEscape ? 1 : 0;
+    }
+  }
+
+  // Stage 4: sinks from fp16, the rest mu_r + y W_r, RoPE redone on keys.
+  KvCache kv(s);
+  const RopeAngles angles(cal.rope(), s.head_dim, p.t0, s.tokens);
+  for (int r = 0; r < s.rows(); ++r) {
+    for (int t = 0; t < p.sinks; ++t)
+      for (int c = 0; c < channels; ++c)
+        kv.row_token(r, t)[c] = half_to_float(load_u16(p.sink.data() + 2 * ((size_t(r) * p.sinks + t) * channels + c)));
+    const TransformRowPlan& plan = p.rows[size_t(r)];
+    const auto& row = cal.row(r);
+    const Eigen::Map<const RowMajor> basis(row.basis.data(), plan.kept(), channels);
+    RowMajor x(coded, channels);
+    if (plan.kept() > 0) x.noalias() = y[size_t(r)] * basis;
+    else x.setZero();
+    for (int64_t t = 0; t < coded; ++t) {
+      float* out = kv.row_token(r, p.sinks + t);
+      for (int c = 0; c < channels; ++c) out[c] = x(t, c) + row.mean[size_t(c)];
+      if (r < s.layers) angles.rotate(out, s.kv_heads, p.sinks + t, /*undo=*/false);
+    }
+  }
   return kv;
 }
 

@@ -1,0 +1,122 @@
+// A CPU launcher of the transform decoder's stages (codec/transform_decode_stages.h) for the tests:
+// every stage's threads run in a random order, as a GPU may run them, and the scans run in between,
+// as the CUDA decoder's are. Its values are what the GPU decoder must give bit for bit (stage 4's
+// ordered sums), and what the CPU decoder gives to float rounding (its GEMM sums in another order).
+// Also the stories260K calibration the transform tests share (fixture contexts 0..2; 3 is held out).
+#pragma once
+#include <algorithm>
+#include <numeric>
+#include <random>
+#include <span>
+#include <stdexcept>
+#include <vector>
+
+#include "codec/bitstream.h"
+#include "codec/bitstream_error.h"
+#include "codec/byte_io.h"
+#include "codec/half.h"
+#include "codec/rope.h"
+#include "codec/transform_calibration.h"
+#include "codec/transform_decode_stages.h"
+#include "codec/transform_payload.h"
+#include "tests/test_support.h"
+
+namespace kvstream::codec::test_support_transform {
+
+inline TransformCalibration stories_calibration(RopePairs pairs) {
+  const auto& kv = test_support::kv_fixture();
+  std::vector<KvChunkView> views;
+  for (size_t i = 0; i < 3; ++i) views.push_back(kv.contexts[i].all());
+  TransformCalibration::Options options;
+  options.model = "stories260K";
+  options.rope = RopeSpec{pairs, 10000.0};
+  return TransformCalibration::build(views, options);
+}
+
+struct LaunchedDecode {
+  std::vector<float> values;  // canonical [L][2][T][C]
+  uint64_t escapes = 0;       // escaped symbols in the chunk
+};
+
+// Throws BitstreamError as the decoders do for a corrupt group or sections not used up exactly.
+inline LaunchedDecode launch_transform_stages(std::span<const uint8_t> bitstream, const DecodeContext& context,
+                                              std::mt19937& rng) {
+  const ParsedBitstream parsed = parse_bitstream(bitstream);
+  const TransformPayload p = parse_transform_payload(parsed, context);
+  const TransformCalibration& cal = *p.cal;
+  const KvShape& s = p.shape;
+  const int rows = s.rows(), channels = s.channels();
+  const int64_t coded = p.coded_tokens();
+  std::vector<uint64_t> start(1, 0);
+  for (int r = 0; r < rows; ++r) start.push_back(start.back() + p.row_symbols(r));
+  const uint64_t symbols_total = start.back();
+  const auto shuffled = [&rng](uint64_t n) {
+    std::vector<uint64_t> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), rng);
+    return order;
+  };
+  // (row, index in row) of chunk symbol g.
+  std::vector<int> row_of(symbols_total);
+  for (int r = 0; r < rows; ++r) std::fill(row_of.begin() + int64_t(start[r]), row_of.begin() + int64_t(start[r + 1]), r);
+  const auto class_of = [&](uint64_t g) {
+    const int r = row_of[g];
+    return p.rows[size_t(r)].classes[(g - start[size_t(r)]) % uint64_t(p.rows[size_t(r)].kept())];
+  };
+
+  // 1. entropy, a row at a time in random order.
+  std::vector<uint8_t> symbols(symbols_total);
+  for (const uint64_t r : shuffled(uint64_t(rows))) {
+    const TransformRowPlan& plan = p.rows[r];
+    if (plan.kept() == 0) continue;
+    std::vector<RansSymbolLookup> lookups(size_t(plan.kept()));
+    for (int i = 0; i < plan.kept(); ++i) lookups[size_t(i)] = cal.lookup(r < uint64_t(s.layers) ? 0 : 1, plan.classes[size_t(i)]);
+    if (!rans_decode_group(p.rans.data() + p.group_offset[r], uint32_t(p.group_offset[r + 1] - p.group_offset[r]),
+                           uint32_t(start[r + 1] - start[r]), plan.kept(), plan.cdf.data(), lookups.data(),
+                           kTransformAlphabet, kTransformRansStates, symbols.data() + start[r]))
+      throw BitstreamError(BitstreamErrorKind::kCorruptPayload, "RANS", "a row's rANS group is corrupt");
+  }
+  // 2. counts, then the scans.
+  std::vector<uint64_t> bit_at(symbols_total + 1, 0), escape_at(symbols_total + 1, 0);
+  for (const uint64_t g : shuffled(symbols_total)) {
+    bit_at[g] = uint64_t(transform_symbol_low_bits(symbols[g], class_of(g)));
+    escape_at[g] = symbols[g] == kTransformEscape ? 1 : 0;
+  }
+  std::exclusive_scan(bit_at.begin(), bit_at.end(), bit_at.begin(), uint64_t(0));
+  std::exclusive_scan(escape_at.begin(), escape_at.end(), escape_at.begin(), uint64_t(0));
+  p.check_totals(bit_at.back(), escape_at.back());
+  // 3. coefficients.
+  std::vector<float> y(symbols_total);
+  for (const uint64_t g : shuffled(symbols_total))
+    if (!transform_coefficient(symbols[g], class_of(g), p.low_bits.data(), bit_at[g], p.escapes.data(), escape_at[g],
+                               p.rows[size_t(row_of[g])].step, y[g]))
+      throw BitstreamError(BitstreamErrorKind::kCorruptPayload, "ESCP", "escaped value out of range");
+  // 4. values and sinks, then RoPE on the keys.
+  KvCache kv(s);
+  for (const uint64_t k : shuffled(uint64_t(rows) * uint64_t(s.tokens) * uint64_t(channels))) {
+    const int r = int(k / (uint64_t(s.tokens) * channels));
+    const int64_t t = int64_t(k / channels % uint64_t(s.tokens));
+    const int c = int(k % channels);
+    const TransformRowPlan& plan = p.rows[size_t(r)];
+    kv.row_token(r, t)[c] = t < p.sinks ? half_to_float(load_u16(p.sink.data() + 2 * ((uint64_t(r) * p.sinks + t) * channels + c)))
+                                        : transform_value(y.data() + start[size_t(r)] + uint64_t(t - p.sinks) * plan.kept(),
+                                                          plan.kept(), cal.row(r).basis.data(), channels, c,
+                                                          cal.row(r).mean[size_t(c)]);
+  }
+  const RopeAngles angles(cal.rope(), s.head_dim, p.t0, s.tokens);
+  const int half = s.head_dim / 2;
+  if (cal.rope().pairs != RopePairs::kNone)
+    for (const uint64_t k : shuffled(uint64_t(s.layers) * uint64_t(coded) * uint64_t(s.kv_heads) * uint64_t(half))) {
+      const uint64_t per_layer = uint64_t(coded) * s.kv_heads * half;
+      const int layer = int(k / per_layer);
+      const int64_t t = p.sinks + int64_t(k % per_layer / (uint64_t(s.kv_heads) * half));
+      const int h = int(k % (uint64_t(s.kv_heads) * half) / half), j = int(k % half);
+      float* key = kv.row_token(layer, t) + h * s.head_dim;
+      const size_t at = size_t(t) * size_t(half) + size_t(j);
+      rope_turn_pair(key[rope_pair_first(cal.rope().pairs, j)], key[rope_pair_second(cal.rope().pairs, j, half)],
+                     angles.cos_table()[at], angles.sin_table()[at], /*undo=*/false);
+    }
+  return {std::move(kv.values()), escape_at.back()};
+}
+
+}  // namespace kvstream::codec::test_support_transform
