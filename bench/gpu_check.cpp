@@ -1,11 +1,14 @@
 // scripts/gpu-check.sh's table: the GPU codec on a Mistral-7B-shaped chunk (L = 32, 8 KV heads x 128,
 // 1,024 tokens of synthetic KV: normal values with outlier channels), per entropy backend and level:
 // encode and decode kernel time as GB/s of fp16 KV, each against a device-to-device copy of the same
-// fp16 bytes, and the GPU-vs-CPU identity (bitstream bytes; decoded values). With a path argument it
+// fp16 bytes, and the GPU-vs-CPU identity (bitstream bytes; decoded values). Then the transform
+// codec's GPU decoder on a SmolLM2-shaped chunk (time_transform_decode). With a path argument it
 // also writes the decode throughputs as a hardware profile's "decode" object (sim/README.md), for
 // `kvstream profile-decode --from`. Without a GPU it says so and exits 0 (the checks it would run are
 // the GpuDecode / GpuEncode tests).
 #include <algorithm>
+#include <cmath>
+#include <filesystem>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -18,6 +21,8 @@
 #include "codec/cuda/device_info.h"
 #include "codec/gpu_decode.h"
 #include "codec/gpu_encode.h"
+#include "codec/gpu_transform_decode.h"
+#include "codec/transform_calibration.h"
 
 using namespace kvstream::codec;
 
@@ -29,6 +34,74 @@ float median(std::vector<float> v) {
 }
 
 constexpr int kRepetitions = 5;  // after one warm-up
+
+// Synthetic KV of SmolLM2-135M's shape (L = 30, 3 KV heads x 64) with structure a basis can find:
+// every row mixes 48 latent factors of falling variance, plus a little noise.
+KvCache correlated_kv(int64_t tokens, unsigned seed) {
+  const KvShape shape{30, 3, 64, tokens};
+  constexpr int kFactors = 48;
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::mt19937 mixing_rng(7);  // the same mixing in every context, as a model's weights are
+  std::vector<float> mixing(size_t(shape.channels()) * kFactors);
+  for (auto& m : mixing) m = normal(mixing_rng) / 7.0f;
+  KvCache kv(shape);
+  std::vector<float> z(kFactors);
+  for (int row = 0; row < shape.rows(); ++row)
+    for (int64_t t = 0; t < tokens; ++t) {
+      for (int k = 0; k < kFactors; ++k) z[size_t(k)] = normal(rng) * 4.0f / float(k + 1);
+      float* x = kv.row_token(row, t);
+      for (int c = 0; c < shape.channels(); ++c) {
+        float sum = 0.05f * normal(rng);
+        for (int k = 0; k < kFactors; ++k) sum += mixing[size_t(c) * kFactors + size_t(k)] * z[size_t(k)];
+        x[c] = sum;
+      }
+    }
+  return kv;
+}
+
+// The transform codec's GPU decoder on a SmolLM2-shaped chunk, calibrated on another synthetic
+// context: kernel times, and the largest difference from the CPU decoder relative to max(1, |x|)
+// (the GPU sums each value's components in order, the CPU in a GEMM: float rounding apart).
+int time_transform_decode() {
+  const KvCache calibration_kv = correlated_kv(2048, 2), kv = correlated_kv(1024, 3);
+  TransformCalibration::Options options;
+  options.model = "synthetic SmolLM2-135M shape";
+  options.rope = RopeSpec{RopePairs::kRotateHalf, 100000.0};
+  const auto cal = std::make_shared<const TransformCalibration>(TransformCalibration::build({calibration_kv.all()}, options));
+  const auto path = std::filesystem::temp_directory_path() / "kvstream_gpu_check.kvcal";
+  cal->save(path);
+  const auto codec = make_codec("transform:cal=" + path.string());
+  std::filesystem::remove(path);
+  const double fp16_bytes = double(kv.shape().elements()) * 2;
+  std::printf("\ntransform, SmolLM2-135M shape (L = 30, 3 KV heads x 64, 1,024 tokens of synthetic KV)\n");
+  std::printf("%5s %11s %9s %8s %7s %7s %14s\n", "level", "bytes", "dec GB/s", "x D2D", "ent ms", "deq ms", "max diff CPU");
+  int failures = 0;
+  for (int level : {1, 4, 8, 12}) {
+    const auto bytes = codec->encode(kv.all(), level, 0);
+    std::vector<float> decode_ms, copy_ms, entropy_ms, dequantize_ms;
+    GpuDecoded decoded;
+    for (int rep = 0; rep <= kRepetitions; ++rep) {
+      decoded = gpu_decode_transform(bytes, codec->decode_context());
+      if (rep == 0) continue;
+      decode_ms.push_back(decoded.entropy_ms + decoded.dequantize_ms);
+      entropy_ms.push_back(decoded.entropy_ms);
+      dequantize_ms.push_back(decoded.dequantize_ms);
+      copy_ms.push_back(decoded.copy_ms);
+    }
+    const auto cpu = decode_bitstream(bytes, codec->decode_context()).kv.values();
+    double worst = 0;
+    for (size_t i = 0; i < cpu.size(); ++i)
+      worst = std::max(worst, std::abs(double(decoded.kv.values()[i]) - cpu[i]) / std::max(1.0, std::abs(double(cpu[i]))));
+    failures += !(worst < 1e-5);
+    std::printf("%5d %11zu %9.1f %8.1f %7.3f %7.3f %14.2e\n", level, bytes.size(),
+                fp16_bytes / (median(decode_ms) * 1e-3) / 1e9, median(decode_ms) / median(copy_ms), median(entropy_ms),
+                median(dequantize_ms), worst);
+  }
+  std::printf("ent ms: the rANS groups (a warp per row); deq ms: counts, scans, coefficients, the inverse projection\n"
+              "and RoPE; a failure is a difference of 1e-5 or more.\n");
+  return failures;
+}
 
 }  // namespace
 
@@ -92,6 +165,7 @@ int main(int argc, char** argv) {
               "warm-up; x D2D: kernel time over a device-to-device copy of the same fp16 bytes. Transfers\n"
               "between host and GPU are not included.\n",
               kRepetitions);
+  failures += time_transform_decode();
   if (argc > 1) {
     const nlohmann::json decode = {
         {"source", "measured: scripts/gpu-check.sh (bench/gpu_check.cpp) on " + device +

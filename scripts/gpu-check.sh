@@ -9,7 +9,8 @@
 #   bash scripts/gpu-check.sh [--no-prefill]
 #                                          on the GPU machine (with .gpu-deps/ carried along): builds the
 #                                          codec with nvcc + g++ (no CMake needed), runs the GPU-vs-CPU
-#                                          identity tests (encode: same bytes; decode: same values), then
+#                                          identity tests (encode: same bytes; decode: same values; the
+#                                          transform decoder: the stage launcher's values), then
 #                                          prints the encode/decode table (bench/gpu_check.cpp) and
 #                                          writes the decode throughputs to $OUT (or build-gpu-check/)
 #                                          gpu_decode.json, for `kvstream profile-decode --from`; then
@@ -60,6 +61,7 @@ common=(-O3 -DNDEBUG -DKVSTREAM_HAVE_CUDA=1 "-DKVSTREAM_LADDER_DIR=\"$repo/codec
 echo "gpu-check: compiling with $($nvcc --version | tail -1) and $($cxx --version | head -1)"
 jobs=$(nproc)
 sources=(codec/*.cpp common/*.cpp tests/codec/test_gpu_decode.cpp tests/codec/test_gpu_encode.cpp
+         tests/codec/test_gpu_transform_decode.cpp
          "$deps/googletest/src/gtest-all.cc" "$deps/googletest/src/gtest_main.cc" bench/gpu_check.cpp)
 for src in "${sources[@]}"; do
   "$cxx" -std=c++20 "${common[@]}" -c "$src" -o "$build/$(basename "$src").o" &
@@ -75,7 +77,8 @@ for o in "$build"/*.o; do
   case $(basename "$o") in gtest_main.cc.o|gpu_check.cpp.o|test_gpu_*.cpp.o) ;; *) objects+=("$o") ;; esac
 done
 libs=(-L"$cuda_home/lib64" -lcudart_static -ldl -lrt -lpthread "$deps/lib/libzstd.a")
-"$cxx" -o "$build/test_gpu_codec" "$build/test_gpu_decode.cpp.o" "$build/test_gpu_encode.cpp.o" "$build/gtest_main.cc.o" \
+"$cxx" -o "$build/test_gpu_codec" "$build/test_gpu_decode.cpp.o" "$build/test_gpu_encode.cpp.o" \
+  "$build/test_gpu_transform_decode.cpp.o" "$build/gtest_main.cc.o" \
   "${objects[@]}" "${libs[@]}"
 "$cxx" -o "$build/gpu_check" "$build/gpu_check.cpp.o" "${objects[@]}" "${libs[@]}"
 

@@ -4,10 +4,8 @@
 //      its slot -> symbol table (cdf.h, the CPU's code);
 //   2. entropy decode, every unit of the chunk (all sub-chunks) in one launch:
 //        ac:   a thread per (sub-chunk, row, channel) stream runs ac_decode_unit (arithmetic_coder.h);
-//        rans: a warp per (sub-chunk, row) group, a lane per state, runs rans_decode_step
-//              (rans_coder.h) with the row's CDF staged in shared memory; the lanes that need a word
-//              take consecutive words in lane order (a ballot and a prefix popcount), which is
-//              exactly the CPU decoder's state order;
+//        rans: a warp per (sub-chunk, row) group, a lane per state (warp_rans.cuh), with the row's
+//              CDF staged in shared memory;
 //   3. dequantize: a block per (token, row), with round-to-nearest intrinsics so that no
 //      multiply-add is fused: the values equal the CPU's bit for bit.
 #include <cuda_fp16.h>
@@ -18,6 +16,7 @@
 #include "codec/arithmetic_coder.h"
 #include "codec/cuda/device_buffers.cuh"
 #include "codec/cuda/gpu_decode_kernels.h"
+#include "codec/cuda/warp_rans.cuh"
 #include "codec/rans_coder.h"
 
 namespace kvstream::codec {
@@ -79,43 +78,12 @@ __global__ void rans_decode_kernel(GpuDecodeJob job, const uint8_t* data, const 
   const auto length = uint32_t(offset[g + 1] - offset[g]);  // >= 4N, checked by the host parser
   uint8_t* out = symbols + (uint64_t(row) * job.tokens + s0) * channels;
 
-  const bool has_state = lane < unsigned(states);
-  uint32_t x = kRansLow;
-  if (has_state) {
-    const uint8_t* p = in + 4 * lane;
-    x = uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
-  }
-  bool bad = x < kRansLow;
-  uint32_t pos = 4u * unsigned(states);
-  // This lane's symbol of a round is i = base + lane (state i mod N = lane), of channel i mod C,
-  // which advances by N mod C per round.
-  int c = int(lane % unsigned(channels));
-  const int c_step = states % channels;
-  for (uint32_t base = 0; base < n; base += unsigned(states)) {
-    const uint32_t i = base + lane;
-    bool refill = false;
-    if (has_state && i < n) {
-      const uint16_t* channel_cdf = row_cdf + c * (m + 1);
-      const uint32_t slot = x & 0xFFFFu;
-      const int s = kStaged ? search_symbol(channel_cdf, m, slot) : lookup_symbol(channel_cdf, m, row_lookups[c], slot);
-      rans_decode_step(x, channel_cdf, m, s);
-      out[i] = static_cast<uint8_t>(s);
-      refill = x < kRansLow;
-    }
-    // The lanes that need a word take consecutive words in lane order: the CPU decoder's state order.
-    const unsigned needing = __ballot_sync(0xFFFFFFFFu, refill);
-    if (refill) {
-      const uint32_t p = pos + 2u * unsigned(__popc(needing & ((1u << lane) - 1u)));
-      const bool inside = p + 2 <= length;
-      x = (x << 16) | (inside ? uint32_t(in[p]) | uint32_t(in[p + 1]) << 8 : 0u);
-      bad |= !inside;
-    }
-    pos += 2u * unsigned(__popc(needing));
-    c += c_step;
-    if (c >= channels) c -= channels;
-  }
-  bad |= x != kRansLow || (lane == 0 && pos != length);
-  if (bad) atomicOr(corrupt, 1);
+  const auto symbol_at = [&](int c, uint32_t slot, const uint16_t*& channel_cdf) {
+    channel_cdf = row_cdf + c * (m + 1);
+    return kStaged ? search_symbol(channel_cdf, m, slot) : lookup_symbol(channel_cdf, m, row_lookups[c], slot);
+  };
+  const bool bad = warp_rans_decode_group(in, length, n, states, channels, m, symbol_at, out);
+  if (bad && lane == 0) atomicOr(corrupt, 1);
 }
 
 // Launches the rANS decode of every group of the chunk, staged when the row's CDF fits.

@@ -1,0 +1,10 @@
+#include "codec/cuda/gpu_transform_decode_kernels.h"
+
+namespace kvstream::codec {
+
+bool gpu_transform_decode_chunk(const GpuTransformDecodeJob&, GpuTransformDecodeResult&, std::string& error) {
+  error = "kvstream was built without CUDA (no nvcc at configure time)";
+  return false;
+}
+
+}  // namespace kvstream::codec

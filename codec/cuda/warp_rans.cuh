@@ -1,0 +1,59 @@
+// One rANS group decoded by one warp, a lane per state (rans_coder.h's layout), shared by the CacheGen
+// decoder (gpu_decode.cu: a group per sub-chunk and row) and the transform decoder
+// (gpu_transform_decode.cu: a group per row). Symbol i of the group is decoded by state i mod N and
+// uses the CDF row of its position c = i mod `period` in the group's cycle of rows (a channel for
+// CacheGen, a component for the transform codec); `symbol_at(c, slot, cdf_row)` returns the symbol
+// under `slot` and sets cdf_row to that row (by search_symbol or lookup_symbol: the CPU's answer).
+// Lanes that need a word take consecutive words in lane order (a ballot and a prefix popcount),
+// which is exactly the CPU decoder's state order. Every lane of the warp must call it.
+#pragma once
+#include <cstdint>
+
+#include "codec/rans_coder.h"
+
+namespace kvstream::codec {
+
+// Returns true in every lane when the group is corrupt (too short, a state out of range, words
+// missing or left over, final states other than L); the caller's length is >= 4N (checked on the host).
+template <class SymbolAt>
+__device__ bool warp_rans_decode_group(const uint8_t* in, uint32_t length, uint32_t n, int states, int period, int m,
+                                       const SymbolAt& symbol_at, uint8_t* out) {
+  const unsigned lane = threadIdx.x % 32;
+  const bool has_state = lane < unsigned(states);
+  uint32_t x = kRansLow;
+  if (has_state) {
+    const uint8_t* p = in + 4 * lane;
+    x = uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
+  }
+  bool bad = x < kRansLow;
+  uint32_t pos = 4u * unsigned(states);
+  // This lane's symbol of a round is i = base + lane, at cycle position i mod period, which advances
+  // by N mod period per round.
+  int c = int(lane % unsigned(period));
+  const int c_step = states % period;
+  for (uint32_t base = 0; base < n; base += unsigned(states)) {
+    const uint32_t i = base + lane;
+    bool refill = false;
+    if (has_state && i < n) {
+      const uint16_t* cdf_row = nullptr;
+      const int s = symbol_at(c, x & 0xFFFFu, cdf_row);
+      rans_decode_step(x, cdf_row, m, s);
+      out[i] = static_cast<uint8_t>(s);
+      refill = x < kRansLow;
+    }
+    const unsigned needing = __ballot_sync(0xFFFFFFFFu, refill);
+    if (refill) {
+      const uint32_t p = pos + 2u * unsigned(__popc(needing & ((1u << lane) - 1u)));
+      const bool inside = p + 2 <= length;
+      x = (x << 16) | (inside ? uint32_t(in[p]) | uint32_t(in[p + 1]) << 8 : 0u);
+      bad |= !inside;
+    }
+    pos += 2u * unsigned(__popc(needing));
+    c += c_step;
+    if (c >= period) c -= period;
+  }
+  bad |= x != kRansLow || (lane == 0 && pos != length);
+  return __any_sync(0xFFFFFFFFu, bad);
+}
+
+}  // namespace kvstream::codec
