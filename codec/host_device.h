@@ -53,6 +53,7 @@ KVSTREAM_HD float div_rn(float a, float b) { return __fdiv_rn(a, b); }
 KVSTREAM_HD double dadd_rn(double a, double b) { return __dadd_rn(a, b); }
 KVSTREAM_HD double dsub_rn(double a, double b) { return __dsub_rn(a, b); }
 KVSTREAM_HD double dmul_rn(double a, double b) { return __dmul_rn(a, b); }
+KVSTREAM_HD double ddiv_rn(double a, double b) { return __ddiv_rn(a, b); }
 #else
 KVSTREAM_HD float add_rn(float a, float b) { return a + b; }
 KVSTREAM_HD float sub_rn(float a, float b) { return a - b; }
@@ -61,6 +62,7 @@ KVSTREAM_HD float div_rn(float a, float b) { return a / b; }
 KVSTREAM_HD double dadd_rn(double a, double b) { return a + b; }
 KVSTREAM_HD double dsub_rn(double a, double b) { return a - b; }
 KVSTREAM_HD double dmul_rn(double a, double b) { return a * b; }
+KVSTREAM_HD double ddiv_rn(double a, double b) { return a / b; }
 #endif
 
 }  // namespace kvstream::codec

@@ -9,7 +9,8 @@
 //      row): the same error on every kept component is the reverse water-filling optimum, and a
 //      component whose variance is below that error is dropped (decoded as the mean);
 //   4. q = round(y / Delta_r) is split into a rANS symbol under the offline table of its class and raw
-//      low bits, or escaped (transform_calibration.h).
+//      low bits, or escaped (transform_quantize, transform_encode_stages.h, which the GPU encoder
+//      gpu_transform_encode.h shares).
 // Decode inverts it: x = mu_r + sum_i q_i Delta_r W_r[i], RoPE redone, as the stages of
 // transform_decode_stages.h that the GPU decoder (gpu_transform_decode.h) shares, on a payload
 // checked by transform_payload.h. Invariant: the error of a
@@ -36,6 +37,7 @@
 #include "codec/ladder.h"
 #include "codec/rans_decode_x8.h"
 #include "codec/transform_calibration.h"
+#include "codec/transform_encode_stages.h"
 #include "codec/transform_payload.h"
 #include "common/content_hash.h"
 
@@ -114,55 +116,41 @@ class TransformCodec final : public Codec {
     const int64_t coded = s.tokens - sinks;
     const RopeAngles angles(cal_->rope(), s.head_dim, t0, s.tokens);
 
-    std::vector<uint8_t> tprm, sink, grps, rans, escp;
-    ByteWriter(tprm).put<uint64_t>(cal_->id());
-    ByteWriter(tprm).put<uint64_t>(std::bit_cast<uint64_t>(d));
-    ByteWriter(tprm).put<uint32_t>(static_cast<uint32_t>(sinks));
+    TransformSections out;
+    out.sink = transform_sink_bytes(chunk, sinks);
     BitWriter low_bits;
     std::vector<uint8_t> symbols, group;
     RowMajor x(coded, channels);
     for (int r = 0; r < s.rows(); ++r) {
-      for (int t = 0; t < sinks; ++t)
-        for (int c = 0; c < channels; ++c) ByteWriter(sink).put<uint16_t>(float_to_half(chunk.token(r, t)[c]));
       const TransformRowPlan plan(*cal_, r, d);
       const auto& row = cal_->row(r);
       for (int64_t t = 0; t < coded; ++t) {
-        float* out = x.row(t).data();
-        std::copy_n(chunk.token(r, sinks + t), channels, out);
-        if (r < s.layers) angles.rotate(out, s.kv_heads, sinks + t, /*undo=*/true);
-        for (int c = 0; c < channels; ++c) out[c] -= row.mean[size_t(c)];
+        float* token = x.row(t).data();
+        std::copy_n(chunk.token(r, sinks + t), channels, token);
+        check_transform_token_finite(token, channels, r, s.layers, t0 + sinks + t);
+        if (r < s.layers) angles.rotate(token, s.kv_heads, sinks + t, /*undo=*/true);
+        for (int c = 0; c < channels; ++c) token[c] -= row.mean[size_t(c)];
       }
       const Eigen::Map<const RowMajor> basis(row.basis.data(), plan.kept(), channels);
       const RowMajor y = x * basis.transpose();  // [coded][kept]
       symbols.resize(size_t(coded) * size_t(plan.kept()));
       for (int64_t t = 0; t < coded; ++t)
         for (int i = 0; i < plan.kept(); ++i) {
-          const double scaled = std::nearbyint(double(y(t, i)) / plan.step);
-          const auto q = static_cast<int64_t>(std::clamp<double>(scaled, -double(kTransformMaxQ), double(kTransformMaxQ)));
-          const int k = transform_low_bits(plan.classes[size_t(i)]);
-          const int64_t hi = q >> k;
-          auto& symbol = symbols[size_t(t) * size_t(plan.kept()) + size_t(i)];
-          if (hi >= -32 && hi <= 30) {
-            symbol = static_cast<uint8_t>(hi + 32);
-            if (k > 0) low_bits.put(static_cast<uint32_t>(q - (hi << k)), k);
-          } else {
-            symbol = kTransformEscape;
-            ByteWriter(escp).put<uint32_t>(static_cast<uint32_t>(static_cast<int32_t>(q)));
-          }
+          const TransformQuantized q = transform_quantize(y(t, i), plan.step, plan.classes[size_t(i)]);
+          symbols[size_t(t) * size_t(plan.kept()) + size_t(i)] = static_cast<uint8_t>(q.symbol);
+          if (q.symbol == kTransformEscape) ByteWriter(out.escapes).put<uint32_t>(static_cast<uint32_t>(q.escaped));
+          else if (q.low_bits > 0) low_bits.put(q.low, q.low_bits);
         }
       const auto n = static_cast<uint32_t>(symbols.size());
       group.resize(rans_group_capacity(n, kTransformRansStates));
       const uint32_t bytes = plan.kept() == 0 ? 0
                                               : rans_encode_group(symbols.data(), n, plan.kept(), plan.cdf.data(),
                                                                   kTransformAlphabet, kTransformRansStates, group.data());
-      ByteWriter(grps).put<uint32_t>(bytes);
-      rans.insert(rans.end(), group.begin(), group.begin() + bytes);
+      out.group_bytes.push_back(bytes);
+      out.rans.insert(out.rans.end(), group.begin(), group.begin() + bytes);
     }
-    BitstreamHeader header{CodecId::kTransform, s, t0, source_dtype};
-    return write_bitstream(header, {Section{section_tag("TPRM"), std::move(tprm)}, Section{section_tag("SINK"), std::move(sink)},
-                                    Section{section_tag("GRPS"), std::move(grps)}, Section{section_tag("RANS"), std::move(rans)},
-                                    Section{section_tag("LOWB"), low_bits.finish()},
-                                    Section{section_tag("ESCP"), std::move(escp)}});
+    out.low_bits = low_bits.finish();
+    return write_transform_bitstream({CodecId::kTransform, s, t0, source_dtype}, *cal_, d, sinks, std::move(out));
   }
 
  private:

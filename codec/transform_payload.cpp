@@ -1,11 +1,13 @@
 #include "codec/transform_payload.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <stdexcept>
 
 #include "codec/bitstream_error.h"
 #include "codec/byte_io.h"
+#include "codec/half.h"
 
 namespace kvstream::codec {
 namespace {
@@ -95,6 +97,40 @@ TransformPayload parse_transform_payload(const ParsedBitstream& parsed, const De
   if (p.group_offset.back() != p.rans.size())
     throw BitstreamError(K::kBadSection, "RANS", "bytes left after the last row's group");
   return p;
+}
+
+void check_transform_token_finite(const float* token, int channels, int row, int layers, int64_t position) {
+  for (int c = 0; c < channels; ++c)
+    if (!(std::fabs(token[c]) <= kHalfMax))
+      throw std::invalid_argument("KV value " + std::to_string(token[c]) + " (layer " + std::to_string(row % layers) +
+                                  (row < layers ? " K" : " V") + ", token " + std::to_string(position) + ", channel " +
+                                  std::to_string(c) + ") is not a finite fp16 number");
+}
+
+std::vector<uint8_t> transform_sink_bytes(const KvChunkView& chunk, int sinks) {
+  const KvShape s = chunk.shape();
+  std::vector<uint8_t> out;
+  out.reserve(size_t(2) * size_t(s.rows()) * size_t(sinks) * size_t(s.channels()));
+  for (int r = 0; r < s.rows(); ++r)
+    for (int t = 0; t < sinks; ++t) {
+      const float* token = chunk.token(r, t);
+      check_transform_token_finite(token, s.channels(), r, s.layers, chunk.t0() + t);
+      for (int c = 0; c < s.channels(); ++c) ByteWriter(out).put<uint16_t>(float_to_half(token[c]));
+    }
+  return out;
+}
+
+std::vector<uint8_t> write_transform_bitstream(const BitstreamHeader& header, const TransformCalibration& cal, double d,
+                                               int sinks, TransformSections sections) {
+  std::vector<uint8_t> tprm, grps;
+  ByteWriter(tprm).put<uint64_t>(cal.id());
+  ByteWriter(tprm).put<uint64_t>(std::bit_cast<uint64_t>(d));
+  ByteWriter(tprm).put<uint32_t>(static_cast<uint32_t>(sinks));
+  for (const uint32_t bytes : sections.group_bytes) ByteWriter(grps).put<uint32_t>(bytes);
+  return write_bitstream(header, {Section{section_tag("TPRM"), std::move(tprm)}, Section{section_tag("SINK"), std::move(sections.sink)},
+                                  Section{section_tag("GRPS"), std::move(grps)}, Section{section_tag("RANS"), std::move(sections.rans)},
+                                  Section{section_tag("LOWB"), std::move(sections.low_bits)},
+                                  Section{section_tag("ESCP"), std::move(sections.escapes)}});
 }
 
 }  // namespace kvstream::codec

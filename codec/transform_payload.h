@@ -1,5 +1,5 @@
-// A transform bitstream's parsed, checked payload (codec/FORMAT.md §3a): what both decoders of the
-// format need, the CPU one in transform_codec.cpp and the GPU one in gpu_transform_decode.cpp.
+// A transform bitstream's parsed, checked payload (codec/FORMAT.md §3a), and the writer both encoders
+// use. The payload is what both decoders of the format need, the CPU one in transform_codec.cpp and the GPU one in gpu_transform_decode.cpp.
 // Parsing checks the parameters against the calibration and every section's size that can be known
 // before entropy decoding, so decoders index the arrays below without further checks; what only the
 // symbols tell (low bits and escapes used up exactly) the decoders check after stage 2 of
@@ -65,5 +65,21 @@ struct TransformPayload {
 // shape, distortion or sink count that disagrees with the calibration, section sizes that do not
 // add up, a group for a row that keeps nothing.
 TransformPayload parse_transform_payload(const ParsedBitstream& parsed, const DecodeContext& context);
+
+// The writing side, shared by the CPU and GPU encoders.
+struct TransformSections {
+  std::vector<uint8_t> sink;          // SINK: fp16 [2L][S][C]
+  std::vector<uint32_t> group_bytes;  // GRPS: per row
+  std::vector<uint8_t> rans, low_bits, escapes;
+};
+
+// Throws std::invalid_argument naming layer, K or V, position and channel for a value fp16 cannot
+// hold (NaN, infinity, beyond 65504), as the other codecs refuse them.
+void check_transform_token_finite(const float* token, int channels, int row, int layers, int64_t position);
+// SINK: the chunk's first `sinks` tokens of every row as fp16 (checked finite).
+std::vector<uint8_t> transform_sink_bytes(const KvChunkView& chunk, int sinks);
+// TPRM from the calibration's id, d and S, then the sections in FORMAT.md §3a's order.
+std::vector<uint8_t> write_transform_bitstream(const BitstreamHeader& header, const TransformCalibration& cal, double d,
+                                               int sinks, TransformSections sections);
 
 }  // namespace kvstream::codec

@@ -107,5 +107,27 @@ TEST_F(TransformStagesTest, ACorruptChunkIsRefusedByTheLauncherAsByTheDecoder) {
   EXPECT_THROW(launch_transform_stages(corrupt, codec->decode_context(), rng), BitstreamError);
 }
 
+// The encoder's stages, shuffled, against the CPU encoder: the same bitstream except where a
+// coefficient lies within float rounding of a quantizer boundary (the CPU projects by GEMM).
+TEST_F(TransformStagesTest, AShuffledEncodeLaunchWritesTheCpuEncodersBitstream) {
+  std::mt19937 rng(14);
+  const auto& context = test_support::kv_fixture().contexts[3];
+  for (const RopePairs pairs : {RopePairs::kInterleaved, RopePairs::kRotateHalf}) {
+    const auto codec = codec_for(pairs);
+    const TransformCalibration& cal = *codec->decode_context().transform_calibrations.at(0);
+    for (const int level : {1, 6, 12})
+      for (const auto& [t0, t1] : chunk_ranges(context.shape().tokens, 200)) {
+        SCOPED_TRACE("pairs " + std::to_string(int(pairs)) + " level " + std::to_string(level) + " t0 " + std::to_string(t0));
+        const double d = cal.level_distortions()[size_t(level - 1)];
+        const auto launched = test_support_transform::launch_transform_encode_stages(cal, d, context.chunk(t0, t1), t0, rng);
+        EXPECT_EQ(launched, codec->encode(context.chunk(t0, t1), level, t0));
+      }
+    KvCache outliers = KvCache::from_view(context.chunk(100, 164));  // escapes
+    for (int64_t t = 0; t < 64; t += 3) outliers.row_token(int(t % outliers.shape().rows()), t)[t % outliers.shape().channels()] = 3000.0f;
+    EXPECT_EQ(test_support_transform::launch_transform_encode_stages(cal, cal.level_distortions().back(), outliers.all(), 100, rng),
+              codec->encode(outliers.all(), int(cal.level_distortions().size()), 100));
+  }
+}
+
 }  // namespace
 }  // namespace kvstream::codec

@@ -1,7 +1,8 @@
-// A CPU launcher of the transform decoder's stages (codec/transform_decode_stages.h) for the tests:
-// every stage's threads run in a random order, as a GPU may run them, and the scans run in between,
-// as the CUDA decoder's are. Its values are what the GPU decoder must give bit for bit (stage 4's
-// ordered sums), and what the CPU decoder gives to float rounding (its GEMM sums in another order).
+// CPU launchers of the transform codec's stages (codec/transform_decode_stages.h,
+// codec/transform_encode_stages.h) for the tests: every stage's threads run in a random order, as a
+// GPU may run them, and the scans run in between, as the CUDA kernels' do. Their output is what the
+// GPU must give bit for bit (the ordered sums of the projections), and what the CPU codec gives to
+// float rounding (its GEMMs sum in another order).
 // Also the stories260K calibration the transform tests share (fixture contexts 0..2; 3 is held out).
 #pragma once
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include "codec/rope.h"
 #include "codec/transform_calibration.h"
 #include "codec/transform_decode_stages.h"
+#include "codec/transform_encode_stages.h"
 #include "codec/transform_payload.h"
 #include "tests/test_support.h"
 
@@ -117,6 +119,102 @@ inline LaunchedDecode launch_transform_stages(std::span<const uint8_t> bitstream
                      angles.cos_table()[at], angles.sin_table()[at], /*undo=*/false);
     }
   return {std::move(kv.values()), escape_at.back()};
+}
+
+// The encoder's stages on `chunk` (its first token at position t0) at distortion d: the bitstream.
+inline std::vector<uint8_t> launch_transform_encode_stages(const TransformCalibration& cal, double d,
+                                                           const KvChunkView& chunk, int64_t t0, std::mt19937& rng) {
+  const KvShape s = chunk.shape();
+  check_transform_shape(cal, s, "the chunk");
+  const int rows = s.rows(), channels = s.channels(), sinks = transform_sinks_in_chunk(cal, t0, s.tokens);
+  const int64_t coded = s.tokens - sinks;
+  const auto shuffled = [&rng](uint64_t n) {
+    std::vector<uint64_t> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), rng);
+    return order;
+  };
+  std::vector<TransformRowPlan> plans;
+  std::vector<uint64_t> start(1, 0);
+  for (int r = 0; r < rows; ++r) {
+    plans.emplace_back(cal, r, d);
+    start.push_back(start.back() + uint64_t(coded) * uint64_t(plans.back().kept()));
+  }
+  const uint64_t symbols_total = start.back();
+  // (row, token, component) of chunk symbol g.
+  const auto locate = [&](uint64_t g, int& r, int64_t& t, int& i) {
+    r = int(std::upper_bound(start.begin(), start.end(), g) - start.begin()) - 1;
+    t = int64_t((g - start[size_t(r)]) / uint64_t(plans[size_t(r)].kept()));
+    i = int((g - start[size_t(r)]) % uint64_t(plans[size_t(r)].kept()));
+  };
+  // 1. the coded tokens [row][t][C], RoPE undone on the keys pair by pair, then the projections.
+  std::vector<float> x(size_t(rows) * size_t(coded) * size_t(channels));
+  for (int r = 0; r < rows; ++r)
+    for (int64_t t = 0; t < coded; ++t)
+      std::copy_n(chunk.token(r, sinks + t), channels, x.begin() + (int64_t(r) * coded + t) * channels);
+  const RopeAngles angles(cal.rope(), s.head_dim, t0, s.tokens);
+  const int half = s.head_dim / 2;
+  if (cal.rope().pairs != RopePairs::kNone)
+    for (const uint64_t k : shuffled(uint64_t(s.layers) * uint64_t(coded) * uint64_t(s.kv_heads) * uint64_t(half))) {
+      const uint64_t per_layer = uint64_t(coded) * s.kv_heads * half;
+      const int layer = int(k / per_layer);
+      const int64_t t = int64_t(k % per_layer / (uint64_t(s.kv_heads) * half));
+      const int h = int(k % (uint64_t(s.kv_heads) * half) / half), j = int(k % half);
+      float* key = x.data() + (int64_t(layer) * coded + t) * channels + h * s.head_dim;
+      const size_t at = size_t(sinks + t) * size_t(half) + size_t(j);
+      rope_turn_pair(key[rope_pair_first(cal.rope().pairs, j)], key[rope_pair_second(cal.rope().pairs, j, half)],
+                     angles.cos_table()[at], angles.sin_table()[at], /*undo=*/true);
+    }
+  std::vector<float> y(symbols_total);
+  for (const uint64_t g : shuffled(symbols_total)) {
+    int r, i;
+    int64_t t;
+    locate(g, r, t, i);
+    y[g] = transform_component(x.data() + (int64_t(r) * coded + t) * channels, cal.row(r).mean.data(),
+                               cal.row(r).basis.data() + int64_t(i) * channels, channels);
+  }
+  // 2. quantize.
+  std::vector<TransformQuantized> q(symbols_total);
+  for (const uint64_t g : shuffled(symbols_total)) {
+    int r, i;
+    int64_t t;
+    locate(g, r, t, i);
+    q[g] = transform_quantize(y[g], plans[size_t(r)].step, plans[size_t(r)].classes[size_t(i)]);
+  }
+  // 3. scans, then every symbol's bits and escape in place.
+  std::vector<uint64_t> bit_at(symbols_total + 1, 0), escape_at(symbols_total + 1, 0);
+  for (uint64_t g = 0; g < symbols_total; ++g) {
+    bit_at[g] = uint64_t(q[g].low_bits);
+    escape_at[g] = q[g].symbol == kTransformEscape ? 1 : 0;
+  }
+  std::exclusive_scan(bit_at.begin(), bit_at.end(), bit_at.begin(), uint64_t(0));
+  std::exclusive_scan(escape_at.begin(), escape_at.end(), escape_at.begin(), uint64_t(0));
+  TransformSections sections;
+  sections.sink = transform_sink_bytes(chunk, sinks);
+  sections.low_bits.assign(size_t((bit_at.back() + 7) / 8), 0);
+  sections.escapes.assign(size_t(4 * escape_at.back()), 0);
+  std::vector<uint8_t> symbols(symbols_total);
+  for (const uint64_t g : shuffled(symbols_total)) {
+    symbols[g] = uint8_t(q[g].symbol);
+    for (int b = 0; b < q[g].low_bits; ++b)
+      sections.low_bits[size_t((bit_at[g] + uint64_t(b)) / 8)] |= uint8_t(((q[g].low >> b) & 1u) << ((bit_at[g] + uint64_t(b)) % 8));
+    if (q[g].symbol == kTransformEscape)
+      for (int b = 0; b < 4; ++b) sections.escapes[size_t(4 * escape_at[g]) + size_t(b)] = uint8_t(uint32_t(q[g].escaped) >> (8 * b));
+  }
+  // 4. a group per row.
+  sections.group_bytes.assign(size_t(rows), 0);
+  std::vector<std::vector<uint8_t>> groups(static_cast<size_t>(rows));
+  for (const uint64_t r : shuffled(uint64_t(rows))) {
+    const TransformRowPlan& plan = plans[r];
+    if (plan.kept() == 0) continue;
+    const auto n = uint32_t(start[r + 1] - start[r]);
+    groups[r].resize(rans_group_capacity(n, kTransformRansStates));
+    sections.group_bytes[r] = rans_encode_group(symbols.data() + start[r], n, plan.kept(), plan.cdf.data(),
+                                                kTransformAlphabet, kTransformRansStates, groups[r].data());
+  }
+  for (int r = 0; r < rows; ++r)
+    sections.rans.insert(sections.rans.end(), groups[size_t(r)].begin(), groups[size_t(r)].begin() + sections.group_bytes[size_t(r)]);
+  return write_transform_bitstream({CodecId::kTransform, s, t0, SourceDtype::kFp16}, cal, d, sinks, std::move(sections));
 }
 
 }  // namespace kvstream::codec::test_support_transform
