@@ -2,7 +2,7 @@
 // 1,024 tokens of synthetic KV: normal values with outlier channels), per entropy backend and level:
 // encode and decode kernel time as GB/s of fp16 KV, each against a device-to-device copy of the same
 // fp16 bytes, and the GPU-vs-CPU identity (bitstream bytes; decoded values). Then the transform
-// codec's GPU decoder on a SmolLM2-shaped chunk (time_transform_decode). With a path argument it
+// codec's GPU encoder and decoder on a SmolLM2-shaped chunk (time_transform). With a path argument it
 // also writes the decode throughputs as a hardware profile's "decode" object (sim/README.md), for
 // `kvstream profile-decode --from`. Without a GPU it says so and exits 0 (the checks it would run are
 // the GpuDecode / GpuEncode tests).
@@ -22,6 +22,7 @@
 #include "codec/gpu_decode.h"
 #include "codec/gpu_encode.h"
 #include "codec/gpu_transform_decode.h"
+#include "codec/gpu_transform_encode.h"
 #include "codec/transform_calibration.h"
 
 using namespace kvstream::codec;
@@ -60,10 +61,10 @@ KvCache correlated_kv(int64_t tokens, unsigned seed) {
   return kv;
 }
 
-// The transform codec's GPU decoder on a SmolLM2-shaped chunk, calibrated on another synthetic
-// context: kernel times, and the largest difference from the CPU decoder relative to max(1, |x|)
+// The transform codec's GPU encoder and decoder on a SmolLM2-shaped chunk, calibrated on another synthetic
+// context: kernel times, the largest decoded difference from the CPU decoder relative to max(1, |x|)
 // (the GPU sums each value's components in order, the CPU in a GEMM: float rounding apart).
-int time_transform_decode() {
+int time_transform() {
   const KvCache calibration_kv = correlated_kv(2048, 2), kv = correlated_kv(1024, 3);
   TransformCalibration::Options options;
   options.model = "synthetic SmolLM2-135M shape";
@@ -75,15 +76,20 @@ int time_transform_decode() {
   std::filesystem::remove(path);
   const double fp16_bytes = double(kv.shape().elements()) * 2;
   std::printf("\ntransform, SmolLM2-135M shape (L = 30, 3 KV heads x 64, 1,024 tokens of synthetic KV)\n");
-  std::printf("%5s %11s %9s %8s %7s %7s %14s\n", "level", "bytes", "dec GB/s", "x D2D", "ent ms", "deq ms", "max diff CPU");
+  std::printf("%5s %11s %9s %9s %8s %7s %7s %14s %10s\n", "level", "bytes", "enc GB/s", "dec GB/s", "x D2D", "ent ms",
+              "deq ms", "max diff CPU", "enc = CPU");
   int failures = 0;
   for (int level : {1, 4, 8, 12}) {
     const auto bytes = codec->encode(kv.all(), level, 0);
-    std::vector<float> decode_ms, copy_ms, entropy_ms, dequantize_ms;
+    const double d = cal->level_distortions()[size_t(level - 1)];
+    std::vector<float> encode_ms, decode_ms, copy_ms, entropy_ms, dequantize_ms;
+    GpuEncoded encoded;
     GpuDecoded decoded;
     for (int rep = 0; rep <= kRepetitions; ++rep) {
+      encoded = gpu_encode_transform(*cal, d, kv.all(), 0);
       decoded = gpu_decode_transform(bytes, codec->decode_context());
       if (rep == 0) continue;
+      encode_ms.push_back(encoded.encode_ms());
       decode_ms.push_back(decoded.entropy_ms + decoded.dequantize_ms);
       entropy_ms.push_back(decoded.entropy_ms);
       dequantize_ms.push_back(decoded.dequantize_ms);
@@ -94,12 +100,16 @@ int time_transform_decode() {
     for (size_t i = 0; i < cpu.size(); ++i)
       worst = std::max(worst, std::abs(double(decoded.kv.values()[i]) - cpu[i]) / std::max(1.0, std::abs(double(cpu[i]))));
     failures += !(worst < 1e-5);
-    std::printf("%5d %11zu %9.1f %8.1f %7.3f %7.3f %14.2e\n", level, bytes.size(),
-                fp16_bytes / (median(decode_ms) * 1e-3) / 1e9, median(decode_ms) / median(copy_ms), median(entropy_ms),
-                median(dequantize_ms), worst);
+    std::printf("%5d %11zu %9.1f %9.1f %8.1f %7.3f %7.3f %14.2e %10s\n", level, bytes.size(),
+                fp16_bytes / (median(encode_ms) * 1e-3) / 1e9, fp16_bytes / (median(decode_ms) * 1e-3) / 1e9,
+                median(decode_ms) / median(copy_ms), median(entropy_ms), median(dequantize_ms), worst,
+                encoded.bitstream == bytes ? "yes" : "no");
   }
-  std::printf("ent ms: the rANS groups (a warp per row); deq ms: counts, scans, coefficients, the inverse projection\n"
-              "and RoPE; a failure is a difference of 1e-5 or more.\n");
+  std::printf("x D2D and ent/deq ms are the decoder's. ent ms: the rANS groups (a warp per row); deq ms: counts,\n"
+              "scans, coefficients, the inverse projection and RoPE; a failure is a decoded difference of 1e-5 or more.\n"
+              "enc = CPU: the GPU bitstream equals the CPU encoder's (no only where a coefficient lies within float\n"
+              "rounding of a quantizer boundary: the GPU's bytes are checked against the CPU stage launcher by the\n"
+              "GpuTransformTest tests).\n");
   return failures;
 }
 
@@ -165,7 +175,7 @@ int main(int argc, char** argv) {
               "warm-up; x D2D: kernel time over a device-to-device copy of the same fp16 bytes. Transfers\n"
               "between host and GPU are not included.\n",
               kRepetitions);
-  failures += time_transform_decode();
+  failures += time_transform();
   if (argc > 1) {
     const nlohmann::json decode = {
         {"source", "measured: scripts/gpu-check.sh (bench/gpu_check.cpp) on " + device +

@@ -3,7 +3,7 @@
 // the kernels run the stages of transform_decode_stages.h, and the host checks what they report (a
 // corrupt group, LOWB or ESCP not used up exactly, an escaped value out of range) as the CPU decoder
 // does. Symbols and coefficients equal the CPU's; the values equal the stages' ordered sums, which
-// differ from the CPU decoder's GEMM by float rounding only (tests/codec/test_gpu_transform_decode.cpp,
+// differ from the CPU decoder's GEMM by float rounding only (tests/codec/test_gpu_transform.cpp,
 // run where a GPU exists; scripts/gpu-check.sh).
 #pragma once
 #include <span>

@@ -61,7 +61,7 @@ common=(-O3 -DNDEBUG -DKVSTREAM_HAVE_CUDA=1 "-DKVSTREAM_LADDER_DIR=\"$repo/codec
 echo "gpu-check: compiling with $($nvcc --version | tail -1) and $($cxx --version | head -1)"
 jobs=$(nproc)
 sources=(codec/*.cpp common/*.cpp tests/codec/test_gpu_decode.cpp tests/codec/test_gpu_encode.cpp
-         tests/codec/test_gpu_transform_decode.cpp
+         tests/codec/test_gpu_transform.cpp
          "$deps/googletest/src/gtest-all.cc" "$deps/googletest/src/gtest_main.cc" bench/gpu_check.cpp)
 for src in "${sources[@]}"; do
   "$cxx" -std=c++20 "${common[@]}" -c "$src" -o "$build/$(basename "$src").o" &
@@ -78,7 +78,7 @@ for o in "$build"/*.o; do
 done
 libs=(-L"$cuda_home/lib64" -lcudart_static -ldl -lrt -lpthread "$deps/lib/libzstd.a")
 "$cxx" -o "$build/test_gpu_codec" "$build/test_gpu_decode.cpp.o" "$build/test_gpu_encode.cpp.o" \
-  "$build/test_gpu_transform_decode.cpp.o" "$build/gtest_main.cc.o" \
+  "$build/test_gpu_transform.cpp.o" "$build/gtest_main.cc.o" \
   "${objects[@]}" "${libs[@]}"
 "$cxx" -o "$build/gpu_check" "$build/gpu_check.cpp.o" "${objects[@]}" "${libs[@]}"
 

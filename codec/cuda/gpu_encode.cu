@@ -3,8 +3,8 @@
 //   1. quantize: a thread per (row, token), the anchors' pass, then in anchor/delta mode the others';
 //   2. cdf:      a thread per (row, channel) CDF row (skipped with an offline table);
 //   3. entropy:  ac: a thread per stream (ac_unit_thread); rans: a warp per group, a lane per state
-//                running rans_encode_symbol, the lanes that give out a word placing it by a ballot and
-//                a popcount of the higher lanes, which is exactly the CPU encoder's order;
+//                (warp_rans.cuh), words placed by a ballot and a popcount of the higher lanes, which
+//                is exactly the CPU encoder's order;
 //   4. compact:  an exclusive scan (CUB) of the unit sizes, then a block per unit copies it into DATA.
 // The host writes the bitstream (cachegen_payload.h), so it equals the CPU encoder's byte for byte.
 #include <cub/device/device_scan.cuh>
@@ -15,6 +15,7 @@
 #include "codec/cachegen_encode_stages.h"
 #include "codec/cuda/device_buffers.cuh"
 #include "codec/cuda/gpu_encode_kernels.h"
+#include "codec/cuda/warp_rans.cuh"
 
 namespace kvstream::codec {
 namespace {
@@ -49,46 +50,23 @@ __global__ void ac_encode_kernel(CacheGenEncodeJob job) {
   if (u < job.units()) ac_unit_thread(job, u);
 }
 
-// A warp per group g = sub-chunk·2L + row. The CPU (rans_encode_group) codes symbols i = n-1 .. 0,
-// symbol i with state i mod N, each word written in front of the ones before. Here a round codes
-// symbols base .. base + N - 1 at once, lane k holding state k, and rans_round_word_position puts
-// each word where the CPU would have (tests/codec/test_rans.cpp runs these rounds on the CPU). The
-// group ends up at slot[head, capacity), with the N states at head.
+// A warp per group g = sub-chunk·2L + row (warp_rans.cuh); the group ends up at slot[head, capacity).
 __global__ void rans_encode_kernel(CacheGenEncodeJob job) {
   const uint64_t g = (blockIdx.x * uint64_t(blockDim.x) + threadIdx.x) / 32;
   const unsigned lane = threadIdx.x % 32;
   if (g >= job.units()) return;  // the whole warp leaves together
   const int64_t j = static_cast<int64_t>(g / uint64_t(job.rows()));
   const uint64_t row = g % uint64_t(job.rows());
-  const unsigned states = unsigned(job.rans_states), channels = unsigned(job.channels);
-  const uint32_t n = job.sub_chunk_tokens(j) * channels;
+  const uint32_t n = job.sub_chunk_tokens(j) * unsigned(job.channels);
   const uint8_t* symbols =
-      job.symbols + (row * uint64_t(job.tokens) + uint64_t(j) * uint64_t(job.sub_tokens)) * channels;
-  const uint16_t* row_cdf = job.cdf + row * channels * uint64_t(job.alphabet + 1);
-  uint8_t* slot = job.scratch + g * job.unit_capacity();
-  const uint32_t end = rans_group_capacity(n, job.rans_states);
-
-  uint32_t x = kRansLow, word = end;  // word: where the last word written begins
-  for (int64_t base = int64_t((n - 1) / states * states); base >= 0; base -= states) {
-    const uint64_t i = uint64_t(base) + lane;
-    bool emit = false;
-    uint16_t out = 0;
-    if (lane < states && i < n)
-      emit = rans_encode_symbol(x, row_cdf + (i % channels) * uint64_t(job.alphabet + 1), job.alphabet, symbols[i], out);
-    const unsigned emitting = __ballot_sync(0xFFFFFFFFu, emit);
-    if (emit) {
-      const uint32_t at = rans_round_word_position(word, emitting, lane);
-      slot[at] = static_cast<uint8_t>(out);
-      slot[at + 1] = static_cast<uint8_t>(out >> 8);
-    }
-    word -= 2u * unsigned(__popc(emitting));
-  }
-  const uint32_t head = word - 4u * states;
-  if (lane < states)
-    for (int b = 0; b < 4; ++b) slot[head + 4 * lane + b] = static_cast<uint8_t>(x >> (8 * b));
+      job.symbols + (row * uint64_t(job.tokens) + uint64_t(j) * uint64_t(job.sub_tokens)) * uint64_t(job.channels);
+  const uint16_t* row_cdf = job.cdf + row * uint64_t(job.channels) * uint64_t(job.alphabet + 1);
+  const auto cdf_row = [&](int c) { return row_cdf + uint64_t(c) * uint64_t(job.alphabet + 1); };
+  const uint32_t head = warp_rans_encode_group(symbols, n, job.rans_states, job.channels, job.alphabet, cdf_row,
+                                               job.scratch + g * job.unit_capacity());
   if (lane == 0) {
     job.unit_start[g] = head;
-    job.unit_bytes[g] = end - head;
+    job.unit_bytes[g] = rans_group_capacity(n, job.rans_states) - head;
   }
 }
 

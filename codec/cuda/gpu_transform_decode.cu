@@ -18,7 +18,8 @@
 #include <cub/device/device_scan.cuh>
 
 #include "codec/cuda/device_buffers.cuh"
-#include "codec/cuda/gpu_transform_decode_kernels.h"
+#include "codec/cuda/gpu_transform_kernels.h"
+#include "codec/cuda/transform_model.cuh"
 #include "codec/cuda/warp_rans.cuh"
 #include "codec/half.h"
 #include "codec/rope.h"
@@ -27,49 +28,30 @@
 namespace kvstream::codec {
 namespace {
 
-constexpr int kCdfStride = kTransformAlphabet + 1;
-constexpr int kPartCdfEntries = kTransformClasses * kCdfStride;
-
-// The job's arrays on the device, and the stages' outputs.
+// The model and the job's arrays on the device, and the stages' outputs.
 struct Stages {
-  int layers, heads, head_dim, channels, sinks, rope_pairs;
-  int64_t tokens;
-  const double *rope_cos, *rope_sin;
-  const int* kept;
-  const double* step;
-  const uint8_t* classes;
-  const uint16_t* class_cdf;
-  const uint64_t* symbol_start;
+  GpuTransformModel m;  // device pointers
   const uint8_t* rans;
   const uint64_t* group_offset;
   const uint8_t *low_bits, *escapes;
   const uint16_t* sink;
-  const float *mean, *basis;
-  const uint64_t* basis_start;
   uint8_t* symbols;      // [symbols]
   uint64_t* bit_at;      // [symbols + 1]: low bits, then their exclusive scan
   uint64_t* escape_at;   // [symbols + 1]: escape flags, then their exclusive scan
   float* y;              // [symbols]
   float* out;            // canonical [L][2][T][C]
 
-  __device__ int64_t coded_tokens() const { return tokens - sinks; }
-  __device__ float* token_out(int row, int64_t t) const {
-    const int layer = row % layers, part = row / layers;
-    return out + ((int64_t(layer) * 2 + part) * tokens + t) * channels;
-  }
+  __device__ int channels() const { return m.kv_heads * m.head_dim; }
+  __device__ int64_t coded_tokens() const { return m.tokens - m.sinks; }
 };
 
 __global__ void rans_rows_kernel(Stages st, int* corrupt) {
-  extern __shared__ uint16_t staged[];  // the part's class CDFs, then the row's classes (bytes)
-  const int row = int(blockIdx.x), part = row < st.layers ? 0 : 1, kept = st.kept[row];
-  uint8_t* classes = reinterpret_cast<uint8_t*>(staged + kPartCdfEntries);
-  for (int k = int(threadIdx.x); k < kPartCdfEntries; k += int(blockDim.x))
-    staged[k] = st.class_cdf[part * kPartCdfEntries + k];
-  for (int i = int(threadIdx.x); i < kept; i += int(blockDim.x)) classes[i] = st.classes[int64_t(row) * st.channels + i];
-  __syncthreads();
+  extern __shared__ uint16_t staged[];
+  const int row = int(blockIdx.x), kept = st.m.kept[row];
+  const uint8_t* classes = stage_row_tables(st.m, row, staged);
   if (kept == 0) return;  // the host checked that such a row has no group
-  const uint64_t start = st.symbol_start[row];
-  const auto n = uint32_t(st.symbol_start[row + 1] - start);
+  const uint64_t start = st.m.symbol_start[row];
+  const auto n = uint32_t(st.m.symbol_start[row + 1] - start);
   const uint8_t* in = st.rans + st.group_offset[row];
   const auto length = uint32_t(st.group_offset[row + 1] - st.group_offset[row]);
   if (length < 4u * kTransformRansStates) {  // too short for the states: the warp leaves together
@@ -77,7 +59,7 @@ __global__ void rans_rows_kernel(Stages st, int* corrupt) {
     return;
   }
   const auto symbol_at = [&](int c, uint32_t slot, const uint16_t*& cdf_row) {
-    cdf_row = staged + classes[c] * kCdfStride;
+    cdf_row = staged + classes[c] * kTransformCdfStride;
     return search_symbol(cdf_row, kTransformAlphabet, slot);
   };
   const bool bad = warp_rans_decode_group(in, length, n, kTransformRansStates, kept, kTransformAlphabet, symbol_at,
@@ -88,10 +70,10 @@ __global__ void rans_rows_kernel(Stages st, int* corrupt) {
 // Stages 2 and 3 share the grid: blockIdx.y the row, x its symbols. Returns false past the row's end.
 __device__ bool row_symbol(const Stages& st, int& row, uint64_t& g, int& c) {
   row = int(blockIdx.y);
-  const uint64_t start = st.symbol_start[row], j = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x;
-  if (j >= st.symbol_start[row + 1] - start) return false;
+  const uint64_t start = st.m.symbol_start[row], j = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x;
+  if (j >= st.m.symbol_start[row + 1] - start) return false;
   g = start + j;
-  c = st.classes[int64_t(row) * st.channels + int64_t(j % uint64_t(st.kept[row]))];
+  c = st.m.classes[int64_t(row) * st.channels() + int64_t(j % uint64_t(st.m.kept[row]))];
   return true;
 }
 
@@ -108,88 +90,44 @@ __global__ void coefficients_kernel(Stages st, int* bad_escape) {
   int row, c;
   uint64_t g;
   if (!row_symbol(st, row, g, c)) return;
-  if (!transform_coefficient(st.symbols[g], c, st.low_bits, st.bit_at[g], st.escapes, st.escape_at[g], st.step[row], st.y[g]))
+  if (!transform_coefficient(st.symbols[g], c, st.low_bits, st.bit_at[g], st.escapes, st.escape_at[g], st.m.step[row], st.y[g]))
     atomicOr(bad_escape, 1);
 }
 
 __global__ void values_kernel(Stages st) {
-  const int row = int(blockIdx.y), channels = st.channels, kept = st.kept[row];
+  const int row = int(blockIdx.y), channels = st.channels(), kept = st.m.kept[row];
   const uint64_t k = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x;
   if (k >= uint64_t(st.coded_tokens()) * channels) return;
   const int64_t t = int64_t(k / channels);
   const int c = int(k % channels);
-  const float* y = st.y + st.symbol_start[row] + uint64_t(t) * kept;
-  st.token_out(row, st.sinks + t)[c] =
-      transform_value(y, kept, st.basis + st.basis_start[row], channels, c, st.mean[int64_t(row) * channels + c]);
+  const float* y = st.y + st.m.symbol_start[row] + uint64_t(t) * kept;
+  canonical_token(st.out, st.m, row, st.m.sinks + t, st.m.tokens)[c] =
+      transform_value(y, kept, st.m.basis + st.m.basis_start[row], channels, c, st.m.mean[int64_t(row) * channels + c]);
 }
 
 __global__ void sinks_kernel(Stages st) {
-  const int row = int(blockIdx.y), channels = st.channels;
+  const int row = int(blockIdx.y), channels = st.channels();
   const uint64_t k = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x;
-  if (k >= uint64_t(st.sinks) * channels) return;
+  if (k >= uint64_t(st.m.sinks) * channels) return;
   const int t = int(k / channels), c = int(k % channels);
-  st.token_out(row, t)[c] = half_to_float(st.sink[(uint64_t(row) * st.sinks + t) * channels + c]);
+  canonical_token(st.out, st.m, row, t, st.m.tokens)[c] = half_to_float(st.sink[(uint64_t(row) * st.m.sinks + t) * channels + c]);
 }
-
-__global__ void rope_kernel(Stages st) {
-  const int layer = int(blockIdx.y), half = st.head_dim / 2;
-  const uint64_t k = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x;
-  const uint64_t pairs_per_token = uint64_t(st.heads) * half;
-  if (k >= uint64_t(st.coded_tokens()) * pairs_per_token) return;
-  const int64_t t = st.sinks + int64_t(k / pairs_per_token);
-  const int h = int(k % pairs_per_token) / half, j = int(k % pairs_per_token) % half;
-  const auto pairs = static_cast<RopePairs>(st.rope_pairs);
-  float* key = st.token_out(layer, t) + h * st.head_dim;
-  rope_turn_pair(key[rope_pair_first(pairs, j)], key[rope_pair_second(pairs, j, half)],
-                 st.rope_cos[uint64_t(t) * half + j], st.rope_sin[uint64_t(t) * half + j], /*undo=*/false);
-}
-
-// The exclusive scan of counts[0..n] in place (counts[n] = 0 on entry, the total on exit).
-void exclusive_scan_in_place(uint64_t* counts, uint64_t n) {
-  size_t temp_bytes = 0;
-  check(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, counts, counts, int(n + 1)), "CUB scan size");
-  const DeviceArray<uint8_t> temp(temp_bytes);
-  check(cub::DeviceScan::ExclusiveSum(temp.data(), temp_bytes, counts, counts, int(n + 1)), "CUB scan");
-}
-
-uint64_t last_of(const uint64_t* device_array, uint64_t n) {
-  uint64_t value = 0;
-  check(cudaMemcpy(&value, device_array + n, sizeof value, cudaMemcpyDeviceToHost), "cudaMemcpy from the GPU");
-  return value;
-}
-
-unsigned grid_x(uint64_t threads) { return threads == 0 ? 0u : blocks_for(threads); }
 
 }  // namespace
 
 bool gpu_transform_decode_chunk(const GpuTransformDecodeJob& job, GpuTransformDecodeResult& result, std::string& error) {
-  const int rows = 2 * job.layers, channels = job.kv_heads * job.head_dim;
-  const uint64_t symbols = job.symbol_start[rows];
-  if (symbols + 1 > uint64_t(INT32_MAX)) {
-    error = "the chunk has " + std::to_string(symbols) + " symbols, more than one GPU scan takes (2^31 - 1)";
-    return false;
-  }
-  error = usable_gpu(result.device);
+  const GpuTransformModel& host = job.model;
+  error = transform_gpu_refusal(host, result.device);
   if (!error.empty()) return false;
-
-  const uint64_t elements = uint64_t(rows) * uint64_t(job.tokens) * channels;
-  const uint64_t angles = uint64_t(job.tokens) * (job.head_dim / 2);
-  uint64_t basis_floats = 0;
-  for (int r = 0; r < rows; ++r) basis_floats += uint64_t(job.kept[r]) * channels;
-  const DeviceArray<double> rope_cos(job.rope_cos, job.rope_pairs ? angles : 0), rope_sin(job.rope_sin, job.rope_pairs ? angles : 0);
-  const DeviceArray<int> kept(job.kept, rows);
-  const DeviceArray<double> step(job.step, rows);
-  const DeviceArray<uint8_t> classes(job.classes, uint64_t(rows) * channels);
-  const DeviceArray<uint16_t> class_cdf(job.class_cdf, 2 * uint64_t(kPartCdfEntries));
-  const DeviceArray<uint64_t> symbol_start(job.symbol_start, rows + 1);
+  const int rows = host.rows(), channels = host.channels();
+  const uint64_t symbols = host.symbols();
+  const uint64_t elements = uint64_t(rows) * uint64_t(host.tokens) * channels;
+  const DeviceTransformModel model(host);
   const DeviceArray<uint8_t> rans(job.rans, job.rans_bytes);
-  const DeviceArray<uint64_t> group_offset(job.group_offset, rows + 1);
+  const DeviceArray<uint64_t> group_offset(job.group_offset, size_t(rows) + 1);
   const DeviceArray<uint8_t> low_bits(job.low_bits, job.low_bits_bytes);
   const DeviceArray<uint8_t> escapes(job.escapes, 4 * job.escape_count);
-  const DeviceArray<uint16_t> sink(job.sink, uint64_t(rows) * job.sinks * channels);
-  const DeviceArray<float> mean(job.mean, uint64_t(rows) * channels);
-  const DeviceArray<float> basis(job.basis, basis_floats);
-  const DeviceArray<uint64_t> basis_start(job.basis_start, rows);
+  const DeviceArray<uint16_t> sink(job.sink, uint64_t(rows) * host.sinks * channels);
   const DeviceArray<uint8_t> symbol_array(symbols);
   const DeviceArray<uint64_t> bit_at(symbols + 1), escape_at(symbols + 1);
   const DeviceArray<float> y(symbols), values(elements);
@@ -197,44 +135,36 @@ bool gpu_transform_decode_chunk(const GpuTransformDecodeJob& job, GpuTransformDe
   check(cudaMemset(flags.data(), 0, 2 * sizeof(int)), "cudaMemset");
   check(cudaMemset(bit_at.data(), 0, (symbols + 1) * sizeof(uint64_t)), "cudaMemset");
   check(cudaMemset(escape_at.data(), 0, (symbols + 1) * sizeof(uint64_t)), "cudaMemset");
-
-  const Stages st{job.layers,        job.kv_heads,      job.head_dim,         channels,          job.sinks,
-                  job.rope_pairs,    job.tokens,        rope_cos.data(),      rope_sin.data(),   kept.data(),
-                  step.data(),       classes.data(),    class_cdf.data(),     symbol_start.data(), rans.data(),
-                  group_offset.data(), low_bits.data(), escapes.data(),       sink.data(),       mean.data(),
-                  basis.data(),      basis_start.data(), symbol_array.data(), bit_at.data(),     escape_at.data(),
-                  y.data(),          values.data()};
+  const Stages st{model.view(),        rans.data(),   group_offset.data(), low_bits.data(), escapes.data(), sink.data(),
+                  symbol_array.data(), bit_at.data(), escape_at.data(),    y.data(),        values.data()};
   uint64_t widest_row = 0;
-  for (int r = 0; r < rows; ++r) widest_row = std::max(widest_row, job.symbol_start[r + 1] - job.symbol_start[r]);
-  const int64_t coded = job.tokens - job.sinks;
+  for (int r = 0; r < rows; ++r) widest_row = std::max(widest_row, host.symbol_start[r + 1] - host.symbol_start[r]);
+  const int64_t coded = host.tokens - host.sinks;
 
   {
     GpuTimer timer;
-    const size_t staged_bytes = kPartCdfEntries * sizeof(uint16_t) + size_t(channels);
-    if (rows > 0) rans_rows_kernel<<<unsigned(rows), 32, staged_bytes>>>(st, flags.data());
+    if (rows > 0) rans_rows_kernel<<<unsigned(rows), 32, staged_row_table_bytes(channels)>>>(st, flags.data());
     check(cudaGetLastError(), "the rANS rows kernel");
     result.entropy_ms = timer.stop_ms();
   }
   {
     GpuTimer timer;
-    const dim3 symbol_grid(grid_x(widest_row), unsigned(rows));
+    const dim3 symbol_grid(blocks_for(widest_row), unsigned(rows));
     if (symbol_grid.x > 0) counts_kernel<<<symbol_grid, kBlock>>>(st);
     check(cudaGetLastError(), "the counts kernel");
     exclusive_scan_in_place(bit_at.data(), symbols);
     exclusive_scan_in_place(escape_at.data(), symbols);
-    result.low_bits_used = last_of(bit_at.data(), symbols);
-    result.escapes_used = last_of(escape_at.data(), symbols);
+    result.low_bits_used = device_value(bit_at.data() + symbols);
+    result.escapes_used = device_value(escape_at.data() + symbols);
     result.coefficients_skipped = result.low_bits_used > 8 * job.low_bits_bytes || result.escapes_used > job.escape_count;
     if (!result.coefficients_skipped) {
       if (symbol_grid.x > 0) coefficients_kernel<<<symbol_grid, kBlock>>>(st, flags.data() + 1);
       check(cudaGetLastError(), "the coefficients kernel");
-      const unsigned value_blocks = grid_x(uint64_t(coded) * channels), sink_blocks = grid_x(uint64_t(job.sinks) * channels);
+      const unsigned value_blocks = blocks_for(uint64_t(coded) * channels), sink_blocks = blocks_for(uint64_t(host.sinks) * channels);
       if (value_blocks > 0 && rows > 0) values_kernel<<<dim3(value_blocks, unsigned(rows)), kBlock>>>(st);
       if (sink_blocks > 0 && rows > 0) sinks_kernel<<<dim3(sink_blocks, unsigned(rows)), kBlock>>>(st);
       check(cudaGetLastError(), "the values kernels");
-      const unsigned rope_blocks = grid_x(uint64_t(coded) * job.kv_heads * (job.head_dim / 2));
-      if (job.rope_pairs && rope_blocks > 0 && job.layers > 0) rope_kernel<<<dim3(rope_blocks, unsigned(job.layers)), kBlock>>>(st);
-      check(cudaGetLastError(), "the RoPE kernel");
+      launch_transform_rope(model.view(), values.data(), host.tokens, 0, /*undo=*/false);
     }
     result.dequantize_ms = timer.stop_ms();
   }

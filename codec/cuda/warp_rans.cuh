@@ -1,6 +1,6 @@
-// One rANS group decoded by one warp, a lane per state (rans_coder.h's layout), shared by the CacheGen
-// decoder (gpu_decode.cu: a group per sub-chunk and row) and the transform decoder
-// (gpu_transform_decode.cu: a group per row). Symbol i of the group is decoded by state i mod N and
+// One rANS group decoded, or encoded, by one warp, a lane per state (rans_coder.h's layout), shared by
+// the CacheGen kernels (gpu_decode.cu, gpu_encode.cu: a group per sub-chunk and row) and the transform
+// kernels (gpu_transform_decode.cu, gpu_transform_encode.cu: a group per row). Symbol i of the group is decoded by state i mod N and
 // uses the CDF row of its position c = i mod `period` in the group's cycle of rows (a channel for
 // CacheGen, a component for the transform codec); `symbol_at(c, slot, cdf_row)` returns the symbol
 // under `slot` and sets cdf_row to that row (by search_symbol or lookup_symbol: the CPU's answer).
@@ -54,6 +54,36 @@ __device__ bool warp_rans_decode_group(const uint8_t* in, uint32_t length, uint3
   }
   bad |= x != kRansLow || (lane == 0 && pos != length);
   return __any_sync(0xFFFFFFFFu, bad);
+}
+
+// Encodes symbols[0..n), symbol i under the CDF row cdf_row(i mod period), into slot[0..capacity)
+// with capacity = rans_group_capacity(n, states): the CPU (rans_encode_group) codes symbols i = n-1
+// .. 0, symbol i with state i mod N, each word written in front of the ones before; here a round
+// codes symbols base .. base + N - 1 at once, lane k holding state k, and rans_round_word_position
+// puts each word where the CPU would have (tests/codec/test_rans.cpp runs these rounds on the CPU).
+// The group ends up at slot[head, capacity), the N states first; returns head in every lane.
+template <class CdfRow>
+__device__ uint32_t warp_rans_encode_group(const uint8_t* symbols, uint32_t n, int states, int period, int m,
+                                           const CdfRow& cdf_row, uint8_t* slot) {
+  const unsigned lane = threadIdx.x % 32, n_states = unsigned(states);
+  uint32_t x = kRansLow, word = rans_group_capacity(n, states);  // word: where the last word written begins
+  for (int64_t base = n == 0 ? -1 : int64_t((n - 1) / n_states * n_states); base >= 0; base -= n_states) {
+    const uint64_t i = uint64_t(base) + lane;
+    bool emit = false;
+    uint16_t out = 0;
+    if (lane < n_states && i < n) emit = rans_encode_symbol(x, cdf_row(int(i % unsigned(period))), m, symbols[i], out);
+    const unsigned emitting = __ballot_sync(0xFFFFFFFFu, emit);
+    if (emit) {
+      const uint32_t at = rans_round_word_position(word, emitting, lane);
+      slot[at] = static_cast<uint8_t>(out);
+      slot[at + 1] = static_cast<uint8_t>(out >> 8);
+    }
+    word -= 2u * unsigned(__popc(emitting));
+  }
+  const uint32_t head = word - 4u * n_states;
+  if (lane < n_states)
+    for (int b = 0; b < 4; ++b) slot[head + 4 * lane + b] = static_cast<uint8_t>(x >> (8 * b));
+  return head;
 }
 
 }  // namespace kvstream::codec

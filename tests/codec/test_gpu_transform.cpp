@@ -1,12 +1,14 @@
-// The GPU transform decoder (codec/gpu_transform_decode.h). With a GPU: its values equal the stage
-// launcher's (tests/codec/transform_stage_launcher.h) bit for bit, and the CPU decoder's to float
-// rounding, on held-out stories260K chunks with sinks, both RoPE layouts and escapes; corrupt groups
-// and sections are errors. Without one the comparisons are skipped saying why, and what a caller
-// sees is checked instead: the error, and the checks that come before any kernel.
+// The transform codec on the GPU (codec/gpu_transform_decode.h, codec/gpu_transform_encode.h). With a
+// GPU: decoded values equal the stage launcher's (tests/codec/transform_stage_launcher.h) bit for
+// bit and the CPU decoder's to float rounding, and encoded bitstreams equal the launcher's byte for
+// byte, on held-out stories260K chunks with sinks, both RoPE layouts and escapes; corrupt groups and
+// sections are errors. Without one the comparisons are skipped saying why, and what a caller sees is
+// checked instead: the error, and the checks that come before any kernel.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 
 #include "codec/bitstream.h"
@@ -14,6 +16,7 @@
 #include "codec/codec.h"
 #include "codec/cuda/device_info.h"
 #include "codec/gpu_transform_decode.h"
+#include "codec/gpu_transform_encode.h"
 #include "tests/codec/transform_stage_launcher.h"
 
 namespace kvstream::codec {
@@ -24,7 +27,7 @@ using test_support_transform::stories_calibration;
 
 bool have_gpu() { return cuda_device_info().device_count > 0; }
 
-class GpuTransformDecodeTest : public test_support::TempDirTest {
+class GpuTransformTest : public test_support::TempDirTest {
  protected:
   std::unique_ptr<Codec> codec_for(RopePairs pairs) {
     const auto path = dir_ / ("stories_" + std::to_string(int(pairs)) + ".kvcal");
@@ -36,7 +39,7 @@ class GpuTransformDecodeTest : public test_support::TempDirTest {
   }
 };
 
-TEST_F(GpuTransformDecodeTest, WithoutAGpuTheErrorSaysWhy) {
+TEST_F(GpuTransformTest, WithoutAGpuTheErrorSaysWhy) {
   if (have_gpu()) GTEST_SKIP() << "a GPU is present: " << cuda_device_info().description;
   const auto codec = codec_for(RopePairs::kInterleaved);
   try {
@@ -49,7 +52,7 @@ TEST_F(GpuTransformDecodeTest, WithoutAGpuTheErrorSaysWhy) {
   }
 }
 
-TEST_F(GpuTransformDecodeTest, OtherCodecsAndAMissingCalibrationAreRefusedBeforeAnyKernel) {
+TEST_F(GpuTransformTest, OtherCodecsAndAMissingCalibrationAreRefusedBeforeAnyKernel) {
   const auto cachegen = make_codec("cachegen:entropy=rans");
   EXPECT_THROW(gpu_decode_transform(cachegen->encode(test_support::kv_fixture().contexts[3].chunk(0, 64), 2, 0), {}),
                std::runtime_error);
@@ -57,7 +60,7 @@ TEST_F(GpuTransformDecodeTest, OtherCodecsAndAMissingCalibrationAreRefusedBefore
   EXPECT_THROW(gpu_decode_transform(chunk_bytes(*codec, 3, 0, 200), {}), BitstreamError);
 }
 
-TEST_F(GpuTransformDecodeTest, EqualsTheStageLauncherBitForBit) {
+TEST_F(GpuTransformTest, EqualsTheStageLauncherBitForBit) {
   if (!have_gpu()) GTEST_SKIP() << "needs a GPU (" << cuda_device_info().description << "); scripts/gpu-check.sh runs it";
   std::mt19937 rng(21);
   for (const RopePairs pairs : {RopePairs::kInterleaved, RopePairs::kRotateHalf, RopePairs::kNone}) {
@@ -76,7 +79,7 @@ TEST_F(GpuTransformDecodeTest, EqualsTheStageLauncherBitForBit) {
   }
 }
 
-TEST_F(GpuTransformDecodeTest, EscapesDecodeAsTheLauncherDoes) {
+TEST_F(GpuTransformTest, EscapesDecodeAsTheLauncherDoes) {
   if (!have_gpu()) GTEST_SKIP() << "needs a GPU (" << cuda_device_info().description << ")";
   const auto codec = codec_for(RopePairs::kInterleaved);
   KvCache kv = KvCache::from_view(test_support::kv_fixture().contexts[3].chunk(100, 164));
@@ -89,7 +92,7 @@ TEST_F(GpuTransformDecodeTest, EscapesDecodeAsTheLauncherDoes) {
   ASSERT_EQ(std::memcmp(gpu.data(), launched.values.data(), gpu.size() * sizeof(float)), 0);
 }
 
-TEST_F(GpuTransformDecodeTest, CorruptGroupsAndSectionsAreErrors) {
+TEST_F(GpuTransformTest, CorruptGroupsAndSectionsAreErrors) {
   if (!have_gpu()) GTEST_SKIP() << "needs a GPU (" << cuda_device_info().description << ")";
   const auto codec = codec_for(RopePairs::kInterleaved);
   const auto bytes = chunk_bytes(*codec, 3, 100, 300);
@@ -105,6 +108,47 @@ TEST_F(GpuTransformDecodeTest, CorruptGroupsAndSectionsAreErrors) {
     SCOPED_TRACE(name);
     EXPECT_THROW(decode_bitstream(corrupt, codec->decode_context()), BitstreamError);
     EXPECT_THROW(gpu_decode_transform(corrupt, codec->decode_context()), BitstreamError);
+  }
+}
+
+TEST_F(GpuTransformTest, EncodingWithoutAGpuSaysWhyAfterTheCpuEncodersChecks) {
+  const TransformCalibration cal = stories_calibration(RopePairs::kInterleaved);
+  const auto& context = test_support::kv_fixture().contexts[3];
+  KvCache bad = KvCache::from_view(context.chunk(100, 164));
+  bad.row_token(7, 5)[3] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_THROW(gpu_encode_transform(cal, 0.01, bad.all(), 100), std::invalid_argument);  // before any kernel
+  EXPECT_THROW(gpu_encode_transform(cal, 2.0, context.chunk(0, 64), 0), std::invalid_argument);
+  if (have_gpu()) GTEST_SKIP() << "a GPU is present: " << cuda_device_info().description;
+  try {
+    gpu_encode_transform(cal, 0.01, context.chunk(0, 64), 0);
+    ADD_FAILURE() << "encoding without a GPU must fail";
+  } catch (const std::runtime_error& e) {
+    const std::string message = e.what();
+    EXPECT_TRUE(message.find("no GPU") != std::string::npos || message.find("built without CUDA") != std::string::npos)
+        << message;
+  }
+}
+
+TEST_F(GpuTransformTest, EncodingEqualsTheStageLauncherByteForByte) {
+  if (!have_gpu()) GTEST_SKIP() << "needs a GPU (" << cuda_device_info().description << "); scripts/gpu-check.sh runs it";
+  std::mt19937 rng(23);
+  const auto& context = test_support::kv_fixture().contexts[3];
+  for (const RopePairs pairs : {RopePairs::kInterleaved, RopePairs::kRotateHalf, RopePairs::kNone}) {
+    const auto codec = codec_for(pairs);
+    const TransformCalibration& cal = *codec->decode_context().transform_calibrations.at(0);
+    for (int level : {1, 4, 8, 12})
+      for (const auto& [t0, t1] : chunk_ranges(context.shape().tokens, 200)) {
+        SCOPED_TRACE("pairs " + std::to_string(int(pairs)) + " level " + std::to_string(level) + " t0 " + std::to_string(t0));
+        const double d = cal.level_distortions()[size_t(level - 1)];
+        const auto gpu = gpu_encode_transform(cal, d, context.chunk(t0, t1), t0).bitstream;
+        ASSERT_EQ(gpu, test_support_transform::launch_transform_encode_stages(cal, d, context.chunk(t0, t1), t0, rng));
+        EXPECT_NO_THROW(decode_bitstream(gpu, codec->decode_context()));
+      }
+    KvCache outliers = KvCache::from_view(context.chunk(100, 164));  // escapes
+    for (int64_t t = 0; t < 64; t += 3) outliers.row_token(int(t % outliers.shape().rows()), t)[t % outliers.shape().channels()] = 3000.0f;
+    const double d = cal.level_distortions().back();
+    ASSERT_EQ(gpu_encode_transform(cal, d, outliers.all(), 100).bitstream,
+              test_support_transform::launch_transform_encode_stages(cal, d, outliers.all(), 100, rng));
   }
 }
 
