@@ -42,12 +42,12 @@ KVSTREAM_HD TransformQuantized transform_quantize(float y, double step, int c) {
   scaled = scaled < -limit ? -limit : (scaled > limit ? limit : scaled);  // a NaN stays NaN here ...
   const int64_t q = scaled == scaled ? static_cast<int64_t>(scaled) : 0;  // ... and codes as 0
   const int k = transform_low_bits(c);
-  const int64_t hi = q >= 0 ? q / (int64_t(1) << k) : -((-q + (int64_t(1) << k) - 1) / (int64_t(1) << k));
+  const int64_t hi = q >= 0 ? q >> k : ~(~q >> k);  // floor(q / 2^k), shifting only non-negative values
   TransformQuantized out;
   if (hi >= -32 && hi <= 30) {
     out.symbol = static_cast<int>(hi + 32);
     out.low_bits = k;
-    out.low = static_cast<uint32_t>(q - hi * (int64_t(1) << k));
+    out.low = static_cast<uint32_t>(uint64_t(q) & ((uint64_t(1) << k) - 1));  // q mod 2^k
   } else {
     out.symbol = kTransformEscape;
     out.escaped = static_cast<int32_t>(q);
