@@ -1,12 +1,15 @@
 // `kvstream run CONFIG.json`: an experiment sweep (experiments/SCHEMA.md) into results/<name>/.
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <iostream>
 
 #include "cli/command.h"
 #include "cli/model_backend.h"
 #include "experiments/experiment_runner.h"
+#include "experiments/slurm_array.h"
 
 namespace kvstream::cli {
 namespace {
@@ -16,6 +19,7 @@ constexpr int kMaxJobs = 256;  // threads; thousands failed to start after the r
 struct Options {
   std::string config_path;
   experiments::RunnerOptions runner;
+  bool shard_given = false;  // --shard on the command line: a Slurm array task's shard is not used
 };
 
 std::optional<Options> parse(const std::vector<std::string>& args) {
@@ -44,12 +48,15 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
                      "hardware x workloads x repetitions, runs it, and writes DIR/config.json, manifest.json,\n"
                      "runs.jsonl (one line per run, appended as runs finish), summary.csv, levels.csv,\n"
                      "profiles/ and figures/. Interrupted? Run again with --resume. On a cluster, run shards\n"
-                     "i/N into separate directories (sharing --profile-cache) and join them with kvstream merge.",
+                     "i/N into separate directories (sharing --profile-cache) and join them with kvstream merge.\n"
+                     "In a Slurm array task (sbatch --array=0-<N-1>) without --shard, runs shard\n"
+                     "<task>/<N> into DIR/shards/<task>-of-<N>; join them with kvstream merge DIR/shards/* --out DIR.",
                      options, vm, &positional))
     return std::nullopt;
   if (r.jobs < 1 || r.jobs > kMaxJobs)
     throw po::error("--jobs must be in 1.." + std::to_string(kMaxJobs) + " (simulation threads), got " + std::to_string(r.jobs));
   if (r.resume && r.overwrite) throw po::error("--resume and --overwrite exclude each other");
+  o.shard_given = !vm["shard"].defaulted();
   try {
     r.shard = experiments::Shard::parse(shard);
   } catch (const std::invalid_argument& e) {
@@ -69,8 +76,25 @@ int run(const Options& o) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(o.config_path, ec)) throw std::runtime_error(o.config_path + ": no such config file");
   const auto config = experiments::read_experiment_config(o.config_path);
-  const auto report = experiments::run_experiment(config, o.config_path, o.runner, std::cerr);
-  if (o.runner.profiles_only) {
+  experiments::RunnerOptions runner = o.runner;
+  std::optional<experiments::Shard> array_shard;
+  try {
+    array_shard = experiments::slurm_array_shard([](const char* name) { return std::getenv(name); });
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(std::string("Slurm array task: ") + e.what());
+  }
+  if (array_shard && o.shard_given) {
+    std::cerr << "kvstream run: --shard " << runner.shard.to_string() << " given, so the Slurm array task's shard ("
+              << array_shard->to_string() << ") is not used\n";
+  } else if (array_shard) {
+    runner.shard = *array_shard;
+    const std::filesystem::path base = runner.out_dir.empty() ? std::filesystem::path("results") / config.name : runner.out_dir;
+    runner.out_dir = base / "shards" / (std::to_string(array_shard->index) + "-of-" + std::to_string(array_shard->count));
+    std::cerr << "kvstream run: Slurm array task, shard " << array_shard->to_string() << " into " << runner.out_dir.string()
+              << "\n";
+  }
+  const auto report = experiments::run_experiment(config, o.config_path, runner, std::cerr);
+  if (runner.profiles_only) {
     std::cout << "profiles in " << report.out_dir.string() << "/profiles and the cache\n";
     return 0;
   }

@@ -322,6 +322,37 @@ TEST_F(RunCli, ShardsMergeIntoTheSingleRun) {
   }
 }
 
+// `kvstream run` inside a Slurm array (the variables sbatch --array=0-2 sets) runs task i's shard into
+// DIR/shards/i-of-3; merged, the shards equal one machine's run. A list with holes is refused, and an
+// explicit --shard wins.
+TEST_F(RunCli, SlurmArrayTasksRunTheirShardsAndMergeIntoTheSingleRun) {
+  const auto path = write_config(synthetic_config("arrayed"));
+  const std::string cache = " --profile-cache " + (dir_ / "cache").string() + " --no-figures";
+  ASSERT_EQ(run("run " + path.string() + " --out single" + cache).rc, 0);
+  const auto array_env = [](int id) {
+    return "SLURM_ARRAY_JOB_ID=41 SLURM_ARRAY_TASK_ID=" + std::to_string(id) +
+           " SLURM_ARRAY_TASK_MIN=0 SLURM_ARRAY_TASK_MAX=2 SLURM_ARRAY_TASK_COUNT=3";
+  };
+  for (int i = 0; i < 3; ++i) {
+    const auto task = test_support::run_kvstream(dir_, "run " + path.string() + " --out sweep" + cache, array_env(i));
+    ASSERT_EQ(task.rc, 0) << task.err;
+    EXPECT_NE(task.err.find("shard " + std::to_string(i) + "/3"), std::string::npos) << task.err;
+  }
+  EXPECT_EQ(experiments::read_run_log(dir_ / "sweep/shards/1-of-3/runs.jsonl").size(), 20u);
+  const auto merged = run("merge sweep/shards/0-of-3 sweep/shards/1-of-3 sweep/shards/2-of-3 --out sweep --no-figures");
+  ASSERT_EQ(merged.rc, 0) << merged.err;
+  for (const char* file : {"runs.jsonl", "summary.csv", "levels.csv", "config.json"})
+    EXPECT_EQ(read_text(dir_ / "sweep" / file), read_text(dir_ / "single" / file)) << file;
+
+  test_support::expect_failure(test_support::run_kvstream(dir_, "run " + path.string() + " --out holes" + cache,
+                              "SLURM_ARRAY_TASK_ID=3 SLURM_ARRAY_TASK_MIN=0 SLURM_ARRAY_TASK_MAX=7 SLURM_ARRAY_TASK_COUNT=3"),
+                 1, "--array=0-2");
+  const auto explicit_shard = test_support::run_kvstream(dir_, "run " + path.string() + " --shard 0/3 --out explicit" + cache, array_env(2));
+  ASSERT_EQ(explicit_shard.rc, 0) << explicit_shard.err;
+  EXPECT_NE(explicit_shard.err.find("is not used"), std::string::npos) << explicit_shard.err;
+  EXPECT_EQ(read_text(dir_ / "explicit/runs.jsonl"), read_text(dir_ / "sweep/shards/0-of-3/runs.jsonl"));
+}
+
 // A measured context set: stories260K prefilled, every chunk encoded and decoded; the second run
 // reads the profile cache.
 TEST_F(RunCli, RealModelContextsAreProfiledOnceAndCached) {
