@@ -1,0 +1,269 @@
+// `kvstream slurm CONFIG --out DIR`: a sweep as Slurm jobs (experiments/slurm_sweep.h): writes the
+// sbatch scripts into DIR/slurm/ and submits them chained by afterok dependencies, recording the job
+// ids in DIR/slurm/jobs.json; `--status DIR` reports on them. Submitting again runs only what is
+// missing.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/command.h"
+#include "common/atomic_file.h"
+#include "common/json_reader.h"
+#include "common/utc_time.h"
+#include "experiments/experiment_config.h"
+#include "experiments/slurm_sweep.h"
+
+namespace kvstream::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Options {
+  std::string config_path, out, status_dir;
+  experiments::SlurmOptions slurm;
+  bool dry_run = false;
+};
+
+std::optional<Options> parse(const std::vector<std::string>& args) {
+  Options o;
+  experiments::SlurmOptions& s = o.slurm;
+  std::string cache;
+  bool no_figures = false;
+  po::options_description options("options");
+  options.add_options()
+    ("config", po::value(&o.config_path), "experiment config JSON (experiments/SCHEMA.md)")
+    ("out", po::value(&o.out), "result directory (default results/<name>); the scripts go to DIR/slurm/")
+    ("tasks", po::value(&s.tasks)->default_value(8), "grid shards, one array task each (1..10000)")
+    ("partition", po::value(&s.partition), "sbatch --partition")
+    ("account", po::value(&s.account), "sbatch --account")
+    ("time", po::value(&s.time_limit), "sbatch --time of every job (e.g. 01:00:00)")
+    ("gpus-per-task", po::value(&s.gpus_per_task)->default_value(0), "GPUs of each profiling task (model prefill)")
+    ("cpus-per-task", po::value(&s.cpus_per_task)->default_value(1), "CPUs of every task; the grid tasks' --jobs")
+    ("sbatch-arg", po::value(&s.sbatch_args)->multitoken(), "an extra sbatch option for every job, e.g. --qos=short")
+    ("profile-cache", po::value(&cache), "profile cache the jobs share (default DIR/profile-cache)")
+    ("no-figures", po::bool_switch(&no_figures), "the merge job draws no figures")
+    ("dry-run", po::bool_switch(&o.dry_run), "write the scripts, submit nothing")
+    ("status", po::value(&o.status_dir), "report on the jobs submitted for DIR, and exit");
+  po::positional_options_description positional;
+  positional.add("config", 1);
+  po::variables_map vm;
+  if (!parse_or_help(args,
+                     "usage: kvstream slurm CONFIG.json [--out DIR] [--tasks N] [--partition P] [--account A]\n"
+                     "                      [--time T] [--gpus-per-task G] [--cpus-per-task C] [--sbatch-arg OPT ...]\n"
+                     "                      [--profile-cache DIR] [--no-figures] [--dry-run]\n"
+                     "       kvstream slurm --status DIR\n\n"
+                     "Runs a sweep on a Slurm cluster as three jobs, each waiting for the one before\n"
+                     "(afterok): a profiling array (a task per context set measured on a model, filling the\n"
+                     "shared profile cache), the grid array (a task per shard, into DIR/shards/<i>-of-<N>),\n"
+                     "and a merge job that writes DIR as a one-machine run would. The scripts are written to\n"
+                     "DIR/slurm/ (profile.sbatch, grid.sbatch, merge.sbatch; logs in DIR/slurm/logs/) and\n"
+                     "submitted with sbatch; the job ids go to DIR/slurm/jobs.json. Submit again after a\n"
+                     "failure: finished shards are left out. --status DIR says what is done, running, failed.",
+                     options, vm, &positional))
+    return std::nullopt;
+  if (o.status_dir.empty() && o.config_path.empty()) throw po::error("give CONFIG.json, or --status DIR");
+  if (!o.status_dir.empty() && !o.config_path.empty()) throw po::error("--status DIR takes no config");
+  s.profile_cache = cache;
+  s.figures = !no_figures;
+  return o;
+}
+
+// The full path of `program` on PATH, or empty.
+fs::path on_path(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "");
+  std::string dir;
+  while (std::getline(dirs, dir, ':'))
+    if (!dir.empty() && ::access((fs::path(dir) / program).c_str(), X_OK) == 0) return fs::path(dir) / program;
+  return {};
+}
+
+// Runs a shell command; returns its exit status and what it printed (stdout and stderr).
+std::pair<int, std::string> capture(const std::string& command) {
+  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) throw std::runtime_error("cannot run " + command);
+  std::string output;
+  char buffer[4096];
+  while (const size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
+  const int status = ::pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+std::string shell_word(const std::string& word) {
+  std::string out = "'";
+  for (const char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// sbatch --parsable [extra] SCRIPT: the job id, or an error naming the script and what sbatch said.
+std::string submit(const fs::path& sbatch, const fs::path& script, const std::string& extra) {
+  const auto [rc, output] = capture(shell_word(sbatch.string()) + " --parsable " + extra + " " + shell_word(script.string()));
+  const std::string id = output.substr(0, output.find_first_of(";\n"));
+  if (rc != 0 || id.empty() || id.find_first_not_of("0123456789") != std::string::npos)
+    throw std::runtime_error("sbatch refused " + script.string() + " (exit " + std::to_string(rc) + "): " +
+                             (output.empty() ? "no output" : output));
+  return id;
+}
+
+int submit_sweep(const Options& o) {
+  std::error_code ec;
+  if (!fs::is_regular_file(o.config_path, ec)) throw std::runtime_error(o.config_path + ": no such config file");
+  experiments::SlurmOptions s = o.slurm;
+  s.kvstream = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) throw std::runtime_error("cannot find the kvstream binary (/proc/self/exe): " + ec.message());
+  s.work_dir = fs::current_path();
+  const fs::path out = o.out.empty() ? fs::path("results") / experiments::read_experiment_config(o.config_path).name : fs::path(o.out);
+  experiments::SlurmPlan plan;
+  try {
+    plan = experiments::plan_slurm_sweep(o.config_path, out, s);
+  } catch (const std::invalid_argument& e) {
+    throw po::error(e.what());
+  }
+  if (plan.merged) {
+    std::cout << plan.out.string() << " already holds the merged results: nothing to submit\n";
+    return 0;
+  }
+  const fs::path sbatch = o.dry_run ? fs::path() : on_path("sbatch");
+  if (!o.dry_run && sbatch.empty())
+    throw std::runtime_error("sbatch is not on PATH: is Slurm installed here? (--dry-run writes the scripts without submitting)");
+  experiments::write_slurm_files(plan, o.config_path);
+  const fs::path dir = plan.slurm_dir();
+  std::cout << "scripts in " << dir.string() << ": ";
+  if (!plan.profile_script.empty()) std::cout << "profile.sbatch (context sets: " << plan.model_sets.size() << "), ";
+  std::cout << "grid.sbatch (shards " << (plan.shards_to_run.empty() ? "none" : plan.grid_array()) << " of " << plan.shards
+            << "), merge.sbatch\n";
+  if (o.dry_run) {
+    std::cout << "--dry-run: nothing submitted; sbatch them in that order, each --dependency=afterok on the one before\n";
+    return 0;
+  }
+  // jobs.json is rewritten after every submission, so that --status and the user see what is queued
+  // even when a later submission is refused.
+  nlohmann::json jobs = {{"submitted_at", common::utc_now()}, {"shards", plan.shards}, {"out", plan.out.string()}};
+  std::vector<std::string> submitted;
+  const auto submit_stage = [&](const char* stage, const std::string& extra) {
+    std::string id;
+    try {
+      id = submit(sbatch, dir / (std::string(stage) + ".sbatch"), extra);
+    } catch (const std::runtime_error& e) {
+      std::string queued;
+      for (const auto& job : submitted) queued.append(queued.empty() ? "" : " ").append(job);
+      throw std::runtime_error(std::string(e.what()) +
+                               (queued.empty() ? "" : "; already queued: job " + queued + " (scancel " + queued +
+                                                          " to cancel, or fix the options and submit again)"));
+    }
+    submitted.push_back(id);
+    jobs[stage] = {{"job", id}};
+    common::write_file_atomically(dir / "jobs.json", [&jobs](std::ostream& file) { file << jobs.dump(2) << "\n"; });
+    return id;
+  };
+  std::string after;
+  if (!plan.profile_script.empty()) {
+    const std::string id = submit_stage("profile", "--array=0-" + std::to_string(plan.model_sets.size() - 1));
+    after = " --dependency=afterok:" + id;
+    std::cout << "profile: job " << id << "\n";
+  }
+  if (!plan.shards_to_run.empty()) {
+    const std::string id = submit_stage("grid", "--array=" + plan.grid_array() + after);
+    after = " --dependency=afterok:" + id;
+    std::cout << "grid: job " << id << " (array " << plan.grid_array() << ")\n";
+  }
+  const std::string merge = submit_stage("merge", after);
+  std::cout << "merge: job " << merge << "; then " << plan.out.string() << " holds the results (kvstream slurm --status "
+            << plan.out.string() << ")\n";
+  return 0;
+}
+
+// Job (or array task, "123_4") -> state, from squeue; empty when squeue is missing or says nothing.
+std::map<std::string, std::string> queued_states(const std::vector<std::string>& jobs) {
+  std::map<std::string, std::string> states;
+  const fs::path squeue = on_path("squeue");
+  if (squeue.empty() || jobs.empty()) return states;
+  std::string ids;
+  for (const auto& job : jobs) ids.append(ids.empty() ? "" : ",").append(job);
+  const auto [rc, output] = capture(shell_word(squeue.string()) + " -h -r -o '%i %T %r' -j " + ids);
+  if (rc != 0) return states;
+  std::stringstream lines(output);
+  for (std::string line; std::getline(lines, line);) {
+    std::stringstream fields(line);
+    std::string id, state, reason;
+    if (!(fields >> id >> state)) continue;
+    fields >> reason;  // why a job waits, e.g. DependencyNeverSatisfied after a failed task
+    states[id] = reason.empty() || reason == "None" ? state : state + " (" + reason + ")";
+  }
+  return states;
+}
+
+int status(const Options& o) {
+  const fs::path out = fs::absolute(o.status_dir), jobs_file = out / "slurm" / "jobs.json";
+  std::error_code ec;
+  if (!fs::is_regular_file(jobs_file, ec))
+    throw std::runtime_error(jobs_file.string() + " does not exist: nothing was submitted for " + out.string());
+  const nlohmann::json jobs = common::read_json_file(jobs_file.string());
+  const auto job_of = [&jobs](const char* stage) { return jobs.contains(stage) ? jobs[stage].value("job", std::string()) : ""; };
+  std::vector<std::string> ids;
+  for (const char* stage : {"profile", "grid", "merge"})
+    if (!job_of(stage).empty()) ids.push_back(job_of(stage));
+  const auto states = queued_states(ids);
+  const auto queued = [&states](const std::string& prefix) {
+    std::map<std::string, int> count;
+    for (const auto& [id, state] : states)
+      if (id == prefix || id.rfind(prefix + "_", 0) == 0) ++count[state];
+    std::string text;
+    for (const auto& [state, n] : count) text.append(text.empty() ? "" : ", ").append(std::to_string(n) + " " + state);
+    return text;
+  };
+  const size_t shards = jobs.value("shards", size_t(0));
+  std::cout << "submitted " << jobs.value("submitted_at", std::string("?")) << ", " << shards << " shards"
+            << (on_path("squeue").empty() ? " (squeue not on PATH: only what " + out.string() + " holds)" : "") << "\n";
+  if (!job_of("profile").empty()) {
+    const std::string q = queued(job_of("profile"));
+    std::cout << "profile job " << job_of("profile") << ": " << (q.empty() ? "not queued (ended)" : q) << "\n";
+  }
+  std::error_code merged_ec;
+  const bool merged = fs::is_regular_file(out / "runs.jsonl", merged_ec) && fs::file_size(out / "runs.jsonl", merged_ec) > 0;
+  size_t complete = 0;
+  std::vector<size_t> missing;
+  for (size_t i = 0; i < shards; ++i) {
+    const fs::path manifest = out / "shards" / (std::to_string(i) + "-of-" + std::to_string(shards)) / "manifest.json";
+    bool done = false;
+    if (fs::is_regular_file(manifest, ec)) {
+      try {
+        done = common::read_json_file(manifest.string()).value("state", std::string()) == "complete";
+      } catch (const std::exception&) {
+      }
+    }
+    done ? void(++complete) : missing.push_back(i);
+  }
+  const std::string grid = job_of("grid"), grid_queue = grid.empty() ? "" : queued(grid);
+  std::cout << "grid" << (grid.empty() ? "" : " job " + grid) << ": " << complete << " of " << shards << " shards complete"
+            << (grid_queue.empty() ? "" : "; queued: " + grid_queue) << "\n";
+  if (!missing.empty() && grid_queue.empty() && !merged) {
+    std::cout << "  shards not complete and no longer queued (failed or cancelled); submit again to run only them:\n";
+    for (const size_t i : missing)
+      std::cout << "    shard " << i << ": log " << (out / "slurm" / "logs").string() << "/grid-" << (grid.empty() ? "*" : grid)
+                << "_" << i << ".out\n";
+  }
+  const std::string merge_queue = queued(job_of("merge"));
+  std::cout << "merge job " << job_of("merge") << ": "
+            << (merged ? "done: " + out.string() + " holds the results"
+                       : !merge_queue.empty() ? merge_queue
+                                              : "not queued and no results: see " + (out / "slurm" / "logs").string() +
+                                                    "/merge-" + job_of("merge") + ".out")
+            << "\n";
+  return 0;
+}
+
+int run(const Options& o) { return o.status_dir.empty() ? submit_sweep(o) : status(o); }
+
+}  // namespace
+
+int slurm_main(const std::vector<std::string>& args) { return parse_and_run<Options>(args, parse, run); }
+
+}  // namespace kvstream::cli

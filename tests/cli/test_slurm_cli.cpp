@@ -1,0 +1,117 @@
+// `kvstream slurm` without a cluster: the scripts --dry-run writes, the chain of sbatch calls (a fake
+// sbatch on PATH records them), and the errors: no sbatch, a refused submission, bad options, --status
+// with nothing submitted. tests/slurm/slurm_sweep.sh runs it against a real Slurm.
+#include <sys/stat.h>
+
+#include <fstream>
+
+#include "tests/cli/cli_test.h"
+
+namespace kvstream {
+namespace {
+
+using test_support::read_text;
+namespace fs = std::filesystem;
+
+constexpr const char* kConfig = R"({
+  "name": "slurm-cli",
+  "contexts": [{"name": "syn", "source": "synthetic", "chunks": 4, "chunk_tokens": 1500},
+               {"name": "ts", "model": "stories260K", "dataset": "text/tinystories/tinystories_val.txt", "count": 2,
+                "tokens": 128, "chunk_tokens": 64, "continuation_tokens": 16}],
+  "traces": [{"name": "c1", "inputs": ["constant:gbps=1"]}],
+  "policies": ["quant8", "cachegen"],
+  "slo_s": 1.0,
+  "hardware": "a40_mistral-7b"
+})";
+
+class SlurmCli : public test_support::CliTest {
+ protected:
+  void SetUp() override {
+    CliTest::SetUp();
+    std::ofstream(dir_ / "sweep.json") << kConfig;
+    fs::create_directories(dir_ / "bin");
+  }
+  // A fake `name` on PATH (the only thing there besides the shell's own tools).
+  void fake(const std::string& name, const std::string& body) {
+    const fs::path path = dir_ / "bin" / name;
+    std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
+    ::chmod(path.c_str(), 0755);
+  }
+  Result slurm(const std::string& args) {
+    return test_support::run_kvstream(dir_, "slurm " + args, "PATH='" + (dir_ / "bin").string() + ":/usr/bin:/bin'");
+  }
+};
+
+TEST_F(SlurmCli, DryRunWritesTheThreeScriptsAndSubmitsNothing) {
+  fake("sbatch", "echo called >> sbatch.calls; echo 1");
+  const auto result = slurm("sweep.json --out out --tasks 4 --partition short --time 00:10:00 --sbatch-arg=--qos=low "
+                            "--gpus-per-task 1 --dry-run");
+  ASSERT_EQ(result.rc, 0) << result.err;
+  EXPECT_FALSE(fs::exists(dir_ / "sbatch.calls"));
+  const std::string profile = read_text(dir_ / "out/slurm/profile.sbatch"), grid = read_text(dir_ / "out/slurm/grid.sbatch"),
+                    merge = read_text(dir_ / "out/slurm/merge.sbatch");
+  for (const std::string* script : {&profile, &grid, &merge}) {
+    EXPECT_NE(script->find("#SBATCH --partition=short"), std::string::npos) << *script;
+    EXPECT_NE(script->find("#SBATCH --time=00:10:00"), std::string::npos) << *script;
+    EXPECT_NE(script->find("#SBATCH --qos=low"), std::string::npos) << *script;
+  }
+  EXPECT_NE(profile.find("#SBATCH --gpus-per-task=1"), std::string::npos) << profile;
+  EXPECT_EQ(grid.find("--gpus-per-task"), std::string::npos) << grid;
+  EXPECT_NE(profile.find("--profiles-only"), std::string::npos) << profile;
+  EXPECT_NE(grid.find("--shard \"$SLURM_ARRAY_TASK_ID\"/4"), std::string::npos) << grid;
+  EXPECT_NE(merge.find("shards/3-of-4'"), std::string::npos) << merge;
+  // One profiling config per measured context set, holding only it.
+  const auto one = nlohmann::json::parse(read_text(dir_ / "out/slurm/profile-0.json"));
+  ASSERT_EQ(one["contexts"].size(), 1u);
+  EXPECT_EQ(one["contexts"][0]["name"], "ts");
+  EXPECT_FALSE(fs::exists(dir_ / "out/slurm/profile-1.json"));
+}
+
+TEST_F(SlurmCli, SubmitsProfileGridAndMergeChainedByAfterok) {
+  fake("sbatch", "echo \"$*\" >> sbatch.calls; n=$(wc -l < sbatch.calls); echo $((100 + n))");
+  const auto result = slurm("sweep.json --out out --tasks 3");
+  ASSERT_EQ(result.rc, 0) << result.err;
+  const std::string calls = read_text(dir_ / "sbatch.calls");
+  EXPECT_NE(calls.find("--parsable --array=0-0 " + (dir_ / "out/slurm/profile.sbatch").string()), std::string::npos) << calls;
+  EXPECT_NE(calls.find("--array=0-2 --dependency=afterok:101"), std::string::npos) << calls;
+  EXPECT_NE(calls.find("--dependency=afterok:102 " + (dir_ / "out/slurm/merge.sbatch").string()), std::string::npos) << calls;
+  const auto jobs = nlohmann::json::parse(read_text(dir_ / "out/slurm/jobs.json"));
+  EXPECT_EQ(jobs["profile"]["job"], "101");
+  EXPECT_EQ(jobs["grid"]["job"], "102");
+  EXPECT_EQ(jobs["merge"]["job"], "103");
+  fake("squeue", "echo '102_1 RUNNING'; echo '102_2 PENDING'; echo '103 PENDING'");
+  const auto status = slurm("--status out");
+  ASSERT_EQ(status.rc, 0) << status.err;
+  EXPECT_NE(status.out.find("0 of 3 shards complete; queued: 1 PENDING, 1 RUNNING"), std::string::npos) << status.out;
+  EXPECT_NE(status.out.find("merge job 103: 1 PENDING"), std::string::npos) << status.out;
+  // A failed grid task: the grid has left the queue, the merge waits for ever.
+  fake("squeue", "echo '103 PENDING DependencyNeverSatisfied'");
+  const auto failed = slurm("--status out");
+  ASSERT_EQ(failed.rc, 0) << failed.err;
+  EXPECT_NE(failed.out.find("shard 2: log " + (dir_ / "out/slurm/logs/grid-102_2.out").string()), std::string::npos)
+      << failed.out;
+  EXPECT_NE(failed.out.find("merge job 103: 1 PENDING (DependencyNeverSatisfied)"), std::string::npos) << failed.out;
+}
+
+TEST_F(SlurmCli, ErrorsNameWhatWentWrong) {
+  // No sbatch on PATH.
+  const auto missing = test_support::run_kvstream(dir_, "slurm sweep.json --out out", "PATH=/nonexistent");
+  test_support::expect_failure(missing, 1, "sbatch is not on PATH");
+  // A refused submission names the script and what sbatch said; what was queued before is named too.
+  fake("sbatch", "case \"$*\" in *grid*) echo 'sbatch: error: invalid partition specified: nope' >&2; exit 1;; esac; echo 7");
+  const auto refused = slurm("sweep.json --out out2 --partition nope");
+  test_support::expect_failure(refused, 1, "sbatch refused " + (dir_ / "out2/slurm/grid.sbatch").string());
+  EXPECT_NE(refused.err.find("invalid partition specified: nope"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("already queued: job 7 (scancel 7"), std::string::npos) << refused.err;
+  EXPECT_EQ(nlohmann::json::parse(read_text(dir_ / "out2/slurm/jobs.json"))["profile"]["job"], "7");
+  // Options, a config that does not parse, and --status with nothing submitted.
+  test_support::expect_failure(slurm("sweep.json --tasks 0 --dry-run"), 2, "--tasks must be in 1..10000");
+  test_support::expect_failure(slurm("sweep.json --sbatch-arg qos --dry-run"), 2, "is not one sbatch option");
+  test_support::expect_failure(slurm("--dry-run"), 2, "give CONFIG.json, or --status DIR");
+  std::ofstream(dir_ / "bad.json") << R"({"name": "x", "contexts": [], "polices": []})";
+  test_support::expect_failure(slurm("bad.json --dry-run"), 1, "bad.json");
+  test_support::expect_failure(slurm("--status nowhere"), 1, "nothing was submitted");
+}
+
+}  // namespace
+}  // namespace kvstream
