@@ -15,7 +15,7 @@ namespace kvstream::codec {
 inline constexpr uint16_t kKvsFileVersion = 2;  // 1: bitstreams without a file header (refused)
 inline constexpr size_t kKvsHeaderBytes = 44;
 
-// Atomic: written to PATH.tmp, then renamed, so a failure never leaves a half-written file. Throws
+// Atomic: written to a temporary PATH.tmp.<host>.<pid>.<n>, then renamed, so a failure never leaves a half-written file. Throws
 // std::invalid_argument for no bitstreams, one that does not parse, or chunks that do not follow
 // each other in token order with equal L/H/D (a file must be decodable).
 void write_kvs(const std::filesystem::path& path, const std::vector<std::vector<uint8_t>>& bitstreams);

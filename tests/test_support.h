@@ -29,6 +29,14 @@ inline nlohmann::json golden_json(const std::string& name) {
   return nlohmann::json::parse(in);
 }
 
+// Whether a temporary file of write_file_atomically (PATH.tmp.*) is left beside `path`.
+inline bool temporary_left(const std::filesystem::path& path) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(path.parent_path(), ec))
+    if (entry.path().filename().string().rfind(path.filename().string() + ".tmp", 0) == 0) return true;
+  return false;
+}
+
 class TempDirTest : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -508,7 +508,7 @@ TEST_F(KvsFile, ContiguousChunksDecode) {
   EXPECT_EQ(decoded.chunks, 2u);
   EXPECT_EQ(decoded.t0, 100);
   EXPECT_EQ(decoded.kv.shape(), (KvShape{5, 4, 8, 412}));
-  EXPECT_FALSE(fs::exists(dir_ / "x.kvs.tmp"));
+  EXPECT_FALSE(test_support::temporary_left(dir_ / "x.kvs"));
 }
 
 TEST_F(KvsFile, WriteRefusesChunksThatDoNotFollowEachOther) {

@@ -12,6 +12,7 @@
 #include "codec/half.h"
 #include "codec/kv_cache.h"
 #include "codec/safetensors.h"
+#include "tests/test_support.h"
 
 namespace kvstream::codec {
 namespace {
@@ -132,7 +133,7 @@ TEST_F(SafetensorsTest, KvRoundTripsInEveryDtypeWithMetadataAndTokens) {
       EXPECT_EQ(back.contexts[0].values(), kv.values());
     EXPECT_EQ(back.tokens.at(0), tokens);
     EXPECT_EQ(back.metadata.at("model"), "test");
-    EXPECT_FALSE(fs::exists(path.string() + ".tmp"));
+    EXPECT_FALSE(test_support::temporary_left(path));
   }
 }
 
