@@ -89,7 +89,7 @@ int run(const Options& o) {
   } else if (array_shard) {
     runner.shard = *array_shard;
     const std::filesystem::path base = runner.out_dir.empty() ? std::filesystem::path("results") / config.name : runner.out_dir;
-    runner.out_dir = base / "shards" / (std::to_string(array_shard->index) + "-of-" + std::to_string(array_shard->count));
+    runner.out_dir = experiments::shard_result_dir(base, *array_shard);
     std::cerr << "kvstream run: Slurm array task, shard " << array_shard->to_string() << " into " << runner.out_dir.string()
               << "\n";
   }

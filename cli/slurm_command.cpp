@@ -17,7 +17,6 @@
 #include "common/atomic_file.h"
 #include "common/json_reader.h"
 #include "common/utc_time.h"
-#include "experiments/experiment_config.h"
 #include "experiments/slurm_sweep.h"
 
 namespace kvstream::cli {
@@ -96,15 +95,9 @@ std::pair<int, std::string> capture(const std::string& command) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
 }
 
-std::string shell_word(const std::string& word) {
-  std::string out = "'";
-  for (const char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
 // sbatch --parsable [extra] SCRIPT: the job id, or an error naming the script and what sbatch said.
 std::string submit(const fs::path& sbatch, const fs::path& script, const std::string& extra) {
-  const auto [rc, output] = capture(shell_word(sbatch.string()) + " --parsable " + extra + " " + shell_word(script.string()));
+  const auto [rc, output] = capture(experiments::shell_quoted(sbatch.string()) + " --parsable " + extra + " " + experiments::shell_quoted(script.string()));
   const std::string id = output.substr(0, output.find_first_of(";\n"));
   if (rc != 0 || id.empty() || id.find_first_not_of("0123456789") != std::string::npos)
     throw std::runtime_error("sbatch refused " + script.string() + " (exit " + std::to_string(rc) + "): " +
@@ -119,10 +112,9 @@ int submit_sweep(const Options& o) {
   s.kvstream = fs::read_symlink("/proc/self/exe", ec);
   if (ec) throw std::runtime_error("cannot find the kvstream binary (/proc/self/exe): " + ec.message());
   s.work_dir = fs::current_path();
-  const fs::path out = o.out.empty() ? fs::path("results") / experiments::read_experiment_config(o.config_path).name : fs::path(o.out);
   experiments::SlurmPlan plan;
   try {
-    plan = experiments::plan_slurm_sweep(o.config_path, out, s);
+    plan = experiments::plan_slurm_sweep(o.config_path, o.out, s);
   } catch (const std::invalid_argument& e) {
     throw po::error(e.what());
   }
@@ -180,14 +172,13 @@ int submit_sweep(const Options& o) {
   return 0;
 }
 
-// Job (or array task, "123_4") -> state, from squeue; empty when squeue is missing or says nothing.
-std::map<std::string, std::string> queued_states(const std::vector<std::string>& jobs) {
+// Job (or array task, "123_4") -> state, from squeue (empty: not on PATH); empty when it says nothing.
+std::map<std::string, std::string> queued_states(const fs::path& squeue, const std::vector<std::string>& jobs) {
   std::map<std::string, std::string> states;
-  const fs::path squeue = on_path("squeue");
   if (squeue.empty() || jobs.empty()) return states;
   std::string ids;
   for (const auto& job : jobs) ids.append(ids.empty() ? "" : ",").append(job);
-  const auto [rc, output] = capture(shell_word(squeue.string()) + " -h -r -o '%i %T %r' -j " + ids);
+  const auto [rc, output] = capture(experiments::shell_quoted(squeue.string()) + " -h -r -o '%i %T %r' -j " + ids);
   if (rc != 0) return states;
   std::stringstream lines(output);
   for (std::string line; std::getline(lines, line);) {
@@ -210,7 +201,8 @@ int status(const Options& o) {
   std::vector<std::string> ids;
   for (const char* stage : {"profile", "grid", "merge"})
     if (!job_of(stage).empty()) ids.push_back(job_of(stage));
-  const auto states = queued_states(ids);
+  const fs::path squeue = on_path("squeue");
+  const auto states = queued_states(squeue, ids);
   const auto queued = [&states](const std::string& prefix) {
     std::map<std::string, int> count;
     for (const auto& [id, state] : states)
@@ -221,26 +213,16 @@ int status(const Options& o) {
   };
   const size_t shards = jobs.value("shards", size_t(0));
   std::cout << "submitted " << jobs.value("submitted_at", std::string("?")) << ", " << shards << " shards"
-            << (on_path("squeue").empty() ? " (squeue not on PATH: only what " + out.string() + " holds)" : "") << "\n";
+            << (squeue.empty() ? " (squeue not on PATH: only what " + out.string() + " holds)" : "") << "\n";
   if (!job_of("profile").empty()) {
     const std::string q = queued(job_of("profile"));
     std::cout << "profile job " << job_of("profile") << ": " << (q.empty() ? "not queued (ended)" : q) << "\n";
   }
-  std::error_code merged_ec;
-  const bool merged = fs::is_regular_file(out / "runs.jsonl", merged_ec) && fs::file_size(out / "runs.jsonl", merged_ec) > 0;
+  const bool merged = experiments::holds_merged_results(out);
   size_t complete = 0;
   std::vector<size_t> missing;
-  for (size_t i = 0; i < shards; ++i) {
-    const fs::path manifest = out / "shards" / (std::to_string(i) + "-of-" + std::to_string(shards)) / "manifest.json";
-    bool done = false;
-    if (fs::is_regular_file(manifest, ec)) {
-      try {
-        done = common::read_json_file(manifest.string()).value("state", std::string()) == "complete";
-      } catch (const std::exception&) {
-      }
-    }
-    done ? void(++complete) : missing.push_back(i);
-  }
+  for (size_t i = 0; i < shards; ++i)
+    experiments::shard_complete(experiments::shard_result_dir(out, {i, shards})) ? void(++complete) : missing.push_back(i);
   const std::string grid = job_of("grid"), grid_queue = grid.empty() ? "" : queued(grid);
   std::cout << "grid" << (grid.empty() ? "" : " job " + grid) << ": " << complete << " of " << shards << " shards complete"
             << (grid_queue.empty() ? "" : "; queued: " + grid_queue) << "\n";

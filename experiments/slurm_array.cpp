@@ -38,4 +38,8 @@ std::optional<Shard> slurm_array_shard(const EnvLookup& env) {
   return Shard{(*id - min) / step, count};
 }
 
+std::filesystem::path shard_result_dir(const std::filesystem::path& out, const Shard& shard) {
+  return out / "shards" / (std::to_string(shard.index) + "-of-" + std::to_string(shard.count));
+}
+
 }  // namespace kvstream::experiments

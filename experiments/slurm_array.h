@@ -4,6 +4,7 @@
 // --array=A-B:S, _STEP. A task counts from _MIN by _STEP; an array given as a list with holes
 // (--array=0,3,7) cannot say which shards the missing ids would have run, so it is refused.
 #pragma once
+#include <filesystem>
 #include <functional>
 #include <optional>
 
@@ -18,5 +19,8 @@ using EnvLookup = std::function<const char*(const char*)>;
 // variable for values that are not numbers, a task id outside [_MIN, _MAX], or an array whose ids
 // are not the whole range _MIN.._MAX by _STEP.
 std::optional<Shard> slurm_array_shard(const EnvLookup& env);
+
+// Where shard i/N of a sweep into `out` writes when run as a Slurm task: out/shards/<i>-of-<N>.
+std::filesystem::path shard_result_dir(const std::filesystem::path& out, const Shard& shard);
 
 }  // namespace kvstream::experiments

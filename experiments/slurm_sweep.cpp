@@ -13,8 +13,25 @@ namespace fs = std::filesystem;
 
 constexpr size_t kMaxTasks = 10'000;
 
-// A word for a shell script: single-quoted, quotes inside escaped.
-std::string quoted(const std::string& word) {
+// The #SBATCH header of a job: its name, log file, resources and the user's extra lines.
+std::string header(const SlurmPlan& plan, const SlurmOptions& o, const std::string& stage, bool array, int gpus) {
+  const std::string log = (plan.slurm_dir() / "logs" / (stage + (array ? "-%A_%a.out" : "-%j.out"))).string();
+  std::string h = "#!/bin/bash\n";
+  h.append("#SBATCH --job-name=kvstream-").append(plan.name).append("-").append(stage).append("\n");
+  h.append("#SBATCH --output=").append(log).append("\n");
+  h.append("#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=").append(std::to_string(o.cpus_per_task)).append("\n");
+  if (gpus > 0) h.append("#SBATCH --gpus-per-task=").append(std::to_string(gpus)).append("\n");
+  if (!o.partition.empty()) h.append("#SBATCH --partition=").append(o.partition).append("\n");
+  if (!o.account.empty()) h.append("#SBATCH --account=").append(o.account).append("\n");
+  if (!o.time_limit.empty()) h.append("#SBATCH --time=").append(o.time_limit).append("\n");
+  for (const auto& arg : o.sbatch_args) h.append("#SBATCH ").append(arg).append("\n");
+  h.append("set -euo pipefail\ncd ").append(shell_quoted(o.work_dir.string())).append("\n");
+  return h;
+}
+
+}  // namespace
+
+std::string shell_quoted(const std::string& word) {
   std::string out = "'";
   for (const char c : word) {
     if (c == '\'') out += "'\\''";
@@ -33,23 +50,10 @@ bool shard_complete(const fs::path& dir) {
   }
 }
 
-// The #SBATCH header of a job: its name, log file, resources and the user's extra lines.
-std::string header(const SlurmPlan& plan, const SlurmOptions& o, const std::string& stage, bool array, int gpus) {
-  const std::string log = (plan.slurm_dir() / "logs" / (stage + (array ? "-%A_%a.out" : "-%j.out"))).string();
-  std::string h = "#!/bin/bash\n";
-  h.append("#SBATCH --job-name=kvstream-").append(plan.name).append("-").append(stage).append("\n");
-  h.append("#SBATCH --output=").append(log).append("\n");
-  h.append("#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=").append(std::to_string(o.cpus_per_task)).append("\n");
-  if (gpus > 0) h.append("#SBATCH --gpus-per-task=").append(std::to_string(gpus)).append("\n");
-  if (!o.partition.empty()) h.append("#SBATCH --partition=").append(o.partition).append("\n");
-  if (!o.account.empty()) h.append("#SBATCH --account=").append(o.account).append("\n");
-  if (!o.time_limit.empty()) h.append("#SBATCH --time=").append(o.time_limit).append("\n");
-  for (const auto& arg : o.sbatch_args) h.append("#SBATCH ").append(arg).append("\n");
-  h.append("set -euo pipefail\ncd ").append(quoted(o.work_dir.string())).append("\n");
-  return h;
+bool holds_merged_results(const fs::path& out) {
+  std::error_code ec;
+  return fs::is_regular_file(out / "runs.jsonl", ec) && fs::file_size(out / "runs.jsonl", ec) > 0;
 }
-
-}  // namespace
 
 std::string SlurmPlan::grid_array() const {
   std::string ids;
@@ -70,7 +74,7 @@ SlurmPlan plan_slurm_sweep(const fs::path& config_path, const fs::path& out, con
   const ExperimentConfig config = read_experiment_config(config_path.string());  // checked whole
   const nlohmann::json raw = common::read_json_file(config_path.string());
   SlurmPlan plan;
-  plan.out = fs::absolute(out);
+  plan.out = fs::absolute(out.empty() ? fs::path("results") / config.name : out);
   plan.name = config.name;
   plan.shards = o.tasks;
   const auto& contexts = raw.at("contexts");
@@ -79,29 +83,28 @@ SlurmPlan plan_slurm_sweep(const fs::path& config_path, const fs::path& out, con
       plan.model_entries.push_back(i);
       plan.model_sets.push_back(contexts[i].value("name", std::string()));
     }
-  std::error_code ec;
-  plan.merged = fs::is_regular_file(plan.out / "runs.jsonl", ec) && fs::file_size(plan.out / "runs.jsonl", ec) > 0;
+  plan.merged = holds_merged_results(plan.out);
   for (size_t i = 0; i < plan.shards && !plan.merged; ++i)
     if (!shard_complete(plan.shard_dir(i))) plan.shards_to_run.push_back(i);
 
   const fs::path cache = o.profile_cache.empty() ? plan.out / "profile-cache" : fs::absolute(o.profile_cache);
-  const std::string kvstream = quoted(o.kvstream.string()), config_copy = quoted((plan.slurm_dir() / "config.json").string());
-  const std::string cache_flag = " --profile-cache " + quoted(cache.string());
+  const std::string kvstream = shell_quoted(o.kvstream.string()), config_copy = shell_quoted((plan.slurm_dir() / "config.json").string());
+  const std::string cache_flag = " --profile-cache " + shell_quoted(cache.string());
   if (!plan.model_sets.empty())
     plan.profile_script = header(plan, o, "profile", true, o.gpus_per_task) + "# task k: context set k of the config\n" +
                           kvstream + " run " +
-                          quoted((plan.slurm_dir() / "profile-").string()) + "\"$SLURM_ARRAY_TASK_ID\".json --profiles-only" +
+                          shell_quoted((plan.slurm_dir() / "profile-").string()) + "\"$SLURM_ARRAY_TASK_ID\".json --profiles-only" +
                           cache_flag + " --overwrite --no-figures --out " +
-                          quoted((plan.slurm_dir() / "profiled" / "").string()) + "\"$SLURM_ARRAY_TASK_ID\"\n";
+                          shell_quoted((plan.slurm_dir() / "profiled" / "").string()) + "\"$SLURM_ARRAY_TASK_ID\"\n";
   const std::string n = std::to_string(plan.shards);
   plan.grid_script = header(plan, o, "grid", true, 0) + "# task i: shard i of " + n + "\n" + kvstream + " run " +
                      config_copy + " --shard \"$SLURM_ARRAY_TASK_ID\"/" + n + " --out " +
-                     quoted((plan.out / "shards" / "").string()) + "\"$SLURM_ARRAY_TASK_ID\"-of-" + n + cache_flag +
+                     shell_quoted((plan.out / "shards" / "").string()) + "\"$SLURM_ARRAY_TASK_ID\"-of-" + n + cache_flag +
                      " --resume --no-figures --jobs " + std::to_string(o.cpus_per_task) + "\n";
   std::string shard_dirs;
-  for (size_t i = 0; i < plan.shards; ++i) shard_dirs.append(" ").append(quoted(plan.shard_dir(i).string()));
+  for (size_t i = 0; i < plan.shards; ++i) shard_dirs.append(" ").append(shell_quoted(plan.shard_dir(i).string()));
   plan.merge_script = header(plan, o, "merge", false, 0);
-  plan.merge_script.append(kvstream).append(" merge").append(shard_dirs).append(" --out ").append(quoted(plan.out.string()));
+  plan.merge_script.append(kvstream).append(" merge").append(shard_dirs).append(" --out ").append(shell_quoted(plan.out.string()));
   if (!o.figures) plan.merge_script.append(" --no-figures");
   plan.merge_script.append("\n");
   return plan;

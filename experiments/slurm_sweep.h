@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "experiments/slurm_array.h"
+
 namespace kvstream::experiments {
 
 struct SlurmOptions {
@@ -40,20 +42,27 @@ struct SlurmPlan {
   std::string profile_script, grid_script, merge_script;  // sbatch scripts (profile empty without model sets)
 
   std::filesystem::path slurm_dir() const { return out / "slurm"; }
-  std::filesystem::path shard_dir(size_t i) const {
-    return out / "shards" / (std::to_string(i) + "-of-" + std::to_string(shards));
-  }
+  std::filesystem::path shard_dir(size_t i) const { return shard_result_dir(out, Shard{i, shards}); }
   // "0-3" or "1,4": the grid array's ids.
   std::string grid_array() const;
 };
 
-// Reads and checks the config (its errors name the file and JSON path) and plans. Throws
-// std::invalid_argument for bad options (0 or more than 10,000 tasks, a negative GPU count).
+// Reads and checks the config (its errors name the file and JSON path) and plans; an empty `out` is
+// results/<name>. Throws std::invalid_argument for bad options (0 or more than 10,000 tasks, a
+// negative GPU count).
 SlurmPlan plan_slurm_sweep(const std::filesystem::path& config_path, const std::filesystem::path& out,
                            const SlurmOptions& options);
 
 // Writes DIR/slurm/: config.json (the config the jobs run), profile-<k>.json, and the three scripts,
 // each file atomically. The shards' and the merge's own files are the runner's.
 void write_slurm_files(const SlurmPlan& plan, const std::filesystem::path& config_path);
+
+// What `kvstream slurm` and its --status read back from DIR: whether a shard's result directory is
+// finished (its manifest says "complete"), and whether DIR holds the merged results (a runs.jsonl).
+bool shard_complete(const std::filesystem::path& shard_dir);
+bool holds_merged_results(const std::filesystem::path& out);
+
+// A word for a shell command line: single-quoted, quotes inside escaped.
+std::string shell_quoted(const std::string& word);
 
 }  // namespace kvstream::experiments
