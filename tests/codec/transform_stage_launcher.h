@@ -35,6 +35,35 @@ inline TransformCalibration stories_calibration(RopePairs pairs) {
   return TransformCalibration::build(views, options);
 }
 
+// 0 .. n-1 in a random order: a stage's threads as a GPU may run them.
+inline std::vector<uint64_t> shuffled(uint64_t n, std::mt19937& rng) {
+  std::vector<uint64_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), rng);
+  return order;
+}
+
+// A thread per (layer, coded token, head, pair) in random order, turning the pair of the key that
+// key_of(layer, position) points at (position = sinks + coded token, in the chunk) by the chunk's
+// angles: forwards (decode) or backwards (encode).
+template <class KeyOf>
+void launch_rope_pairs(const TransformCalibration& cal, const KvShape& s, int64_t t0, int sinks, bool undo,
+                       const KeyOf& key_of, std::mt19937& rng) {
+  if (cal.rope().pairs == RopePairs::kNone) return;
+  const RopeAngles angles(cal.rope(), s.head_dim, t0, s.tokens);
+  const int half = s.head_dim / 2;
+  const uint64_t coded = uint64_t(s.tokens - sinks), per_token = uint64_t(s.kv_heads) * uint64_t(half);
+  for (const uint64_t k : shuffled(uint64_t(s.layers) * coded * per_token, rng)) {
+    const int layer = int(k / (coded * per_token));
+    const int64_t t = sinks + int64_t(k % (coded * per_token) / per_token);
+    const int h = int(k % per_token / uint64_t(half)), j = int(k % uint64_t(half));
+    float* key = key_of(layer, t) + h * s.head_dim;
+    const size_t at = size_t(t) * size_t(half) + size_t(j);
+    rope_turn_pair(key[rope_pair_first(cal.rope().pairs, j)], key[rope_pair_second(cal.rope().pairs, j, half)],
+                   angles.cos_table()[at], angles.sin_table()[at], undo);
+  }
+}
+
 struct LaunchedDecode {
   std::vector<float> values;  // canonical [L][2][T][C]
   uint64_t escapes = 0;       // escaped symbols in the chunk
@@ -48,16 +77,9 @@ inline LaunchedDecode launch_transform_stages(std::span<const uint8_t> bitstream
   const TransformCalibration& cal = *p.cal;
   const KvShape& s = p.shape;
   const int rows = s.rows(), channels = s.channels();
-  const int64_t coded = p.coded_tokens();
   std::vector<uint64_t> start(1, 0);
   for (int r = 0; r < rows; ++r) start.push_back(start.back() + p.row_symbols(r));
   const uint64_t symbols_total = start.back();
-  const auto shuffled = [&rng](uint64_t n) {
-    std::vector<uint64_t> order(n);
-    std::iota(order.begin(), order.end(), 0);
-    std::shuffle(order.begin(), order.end(), rng);
-    return order;
-  };
   // (row, index in row) of chunk symbol g.
   std::vector<int> row_of(symbols_total);
   for (int r = 0; r < rows; ++r) std::fill(row_of.begin() + int64_t(start[r]), row_of.begin() + int64_t(start[r + 1]), r);
@@ -68,7 +90,7 @@ inline LaunchedDecode launch_transform_stages(std::span<const uint8_t> bitstream
 
   // 1. entropy, a row at a time in random order.
   std::vector<uint8_t> symbols(symbols_total);
-  for (const uint64_t r : shuffled(uint64_t(rows))) {
+  for (const uint64_t r : shuffled(uint64_t(rows), rng)) {
     const TransformRowPlan& plan = p.rows[r];
     if (plan.kept() == 0) continue;
     std::vector<RansSymbolLookup> lookups(size_t(plan.kept()));
@@ -80,7 +102,7 @@ inline LaunchedDecode launch_transform_stages(std::span<const uint8_t> bitstream
   }
   // 2. counts, then the scans.
   std::vector<uint64_t> bit_at(symbols_total + 1, 0), escape_at(symbols_total + 1, 0);
-  for (const uint64_t g : shuffled(symbols_total)) {
+  for (const uint64_t g : shuffled(symbols_total, rng)) {
     bit_at[g] = uint64_t(transform_symbol_low_bits(symbols[g], class_of(g)));
     escape_at[g] = symbols[g] == kTransformEscape ? 1 : 0;
   }
@@ -89,13 +111,13 @@ inline LaunchedDecode launch_transform_stages(std::span<const uint8_t> bitstream
   p.check_totals(bit_at.back(), escape_at.back());
   // 3. coefficients.
   std::vector<float> y(symbols_total);
-  for (const uint64_t g : shuffled(symbols_total))
+  for (const uint64_t g : shuffled(symbols_total, rng))
     if (!transform_coefficient(symbols[g], class_of(g), p.low_bits.data(), bit_at[g], p.escapes.data(), escape_at[g],
                                p.rows[size_t(row_of[g])].step, y[g]))
       throw BitstreamError(BitstreamErrorKind::kCorruptPayload, "ESCP", "escaped value out of range");
   // 4. values and sinks, then RoPE on the keys.
   KvCache kv(s);
-  for (const uint64_t k : shuffled(uint64_t(rows) * uint64_t(s.tokens) * uint64_t(channels))) {
+  for (const uint64_t k : shuffled(uint64_t(rows) * uint64_t(s.tokens) * uint64_t(channels), rng)) {
     const int r = int(k / (uint64_t(s.tokens) * channels));
     const int64_t t = int64_t(k / channels % uint64_t(s.tokens));
     const int c = int(k % channels);
@@ -105,19 +127,8 @@ inline LaunchedDecode launch_transform_stages(std::span<const uint8_t> bitstream
                                                           plan.kept(), cal.row(r).basis.data(), channels, c,
                                                           cal.row(r).mean[size_t(c)]);
   }
-  const RopeAngles angles(cal.rope(), s.head_dim, p.t0, s.tokens);
-  const int half = s.head_dim / 2;
-  if (cal.rope().pairs != RopePairs::kNone)
-    for (const uint64_t k : shuffled(uint64_t(s.layers) * uint64_t(coded) * uint64_t(s.kv_heads) * uint64_t(half))) {
-      const uint64_t per_layer = uint64_t(coded) * s.kv_heads * half;
-      const int layer = int(k / per_layer);
-      const int64_t t = p.sinks + int64_t(k % per_layer / (uint64_t(s.kv_heads) * half));
-      const int h = int(k % (uint64_t(s.kv_heads) * half) / half), j = int(k % half);
-      float* key = kv.row_token(layer, t) + h * s.head_dim;
-      const size_t at = size_t(t) * size_t(half) + size_t(j);
-      rope_turn_pair(key[rope_pair_first(cal.rope().pairs, j)], key[rope_pair_second(cal.rope().pairs, j, half)],
-                     angles.cos_table()[at], angles.sin_table()[at], /*undo=*/false);
-    }
+  launch_rope_pairs(cal, s, p.t0, p.sinks, /*undo=*/false, [&kv](int layer, int64_t t) { return kv.row_token(layer, t); },
+                    rng);
   return {std::move(kv.values()), escape_at.back()};
 }
 
@@ -128,12 +139,6 @@ inline std::vector<uint8_t> launch_transform_encode_stages(const TransformCalibr
   check_transform_shape(cal, s, "the chunk");
   const int rows = s.rows(), channels = s.channels(), sinks = transform_sinks_in_chunk(cal, t0, s.tokens);
   const int64_t coded = s.tokens - sinks;
-  const auto shuffled = [&rng](uint64_t n) {
-    std::vector<uint64_t> order(n);
-    std::iota(order.begin(), order.end(), 0);
-    std::shuffle(order.begin(), order.end(), rng);
-    return order;
-  };
   std::vector<TransformRowPlan> plans;
   std::vector<uint64_t> start(1, 0);
   for (int r = 0; r < rows; ++r) {
@@ -152,21 +157,10 @@ inline std::vector<uint8_t> launch_transform_encode_stages(const TransformCalibr
   for (int r = 0; r < rows; ++r)
     for (int64_t t = 0; t < coded; ++t)
       std::copy_n(chunk.token(r, sinks + t), channels, x.begin() + (int64_t(r) * coded + t) * channels);
-  const RopeAngles angles(cal.rope(), s.head_dim, t0, s.tokens);
-  const int half = s.head_dim / 2;
-  if (cal.rope().pairs != RopePairs::kNone)
-    for (const uint64_t k : shuffled(uint64_t(s.layers) * uint64_t(coded) * uint64_t(s.kv_heads) * uint64_t(half))) {
-      const uint64_t per_layer = uint64_t(coded) * s.kv_heads * half;
-      const int layer = int(k / per_layer);
-      const int64_t t = int64_t(k % per_layer / (uint64_t(s.kv_heads) * half));
-      const int h = int(k % (uint64_t(s.kv_heads) * half) / half), j = int(k % half);
-      float* key = x.data() + (int64_t(layer) * coded + t) * channels + h * s.head_dim;
-      const size_t at = size_t(sinks + t) * size_t(half) + size_t(j);
-      rope_turn_pair(key[rope_pair_first(cal.rope().pairs, j)], key[rope_pair_second(cal.rope().pairs, j, half)],
-                     angles.cos_table()[at], angles.sin_table()[at], /*undo=*/true);
-    }
+  launch_rope_pairs(cal, s, t0, sinks, /*undo=*/true,
+                    [&](int layer, int64_t t) { return x.data() + (int64_t(layer) * coded + t - sinks) * channels; }, rng);
   std::vector<float> y(symbols_total);
-  for (const uint64_t g : shuffled(symbols_total)) {
+  for (const uint64_t g : shuffled(symbols_total, rng)) {
     int r, i;
     int64_t t;
     locate(g, r, t, i);
@@ -175,7 +169,7 @@ inline std::vector<uint8_t> launch_transform_encode_stages(const TransformCalibr
   }
   // 2. quantize.
   std::vector<TransformQuantized> q(symbols_total);
-  for (const uint64_t g : shuffled(symbols_total)) {
+  for (const uint64_t g : shuffled(symbols_total, rng)) {
     int r, i;
     int64_t t;
     locate(g, r, t, i);
@@ -194,7 +188,7 @@ inline std::vector<uint8_t> launch_transform_encode_stages(const TransformCalibr
   sections.low_bits.assign(size_t((bit_at.back() + 7) / 8), 0);
   sections.escapes.assign(size_t(4 * escape_at.back()), 0);
   std::vector<uint8_t> symbols(symbols_total);
-  for (const uint64_t g : shuffled(symbols_total)) {
+  for (const uint64_t g : shuffled(symbols_total, rng)) {
     symbols[g] = uint8_t(q[g].symbol);
     for (int b = 0; b < q[g].low_bits; ++b)
       sections.low_bits[size_t((bit_at[g] + uint64_t(b)) / 8)] |= uint8_t(((q[g].low >> b) & 1u) << ((bit_at[g] + uint64_t(b)) % 8));
@@ -204,7 +198,7 @@ inline std::vector<uint8_t> launch_transform_encode_stages(const TransformCalibr
   // 4. a group per row.
   sections.group_bytes.assign(size_t(rows), 0);
   std::vector<std::vector<uint8_t>> groups(static_cast<size_t>(rows));
-  for (const uint64_t r : shuffled(uint64_t(rows))) {
+  for (const uint64_t r : shuffled(uint64_t(rows), rng)) {
     const TransformRowPlan& plan = plans[r];
     if (plan.kept() == 0) continue;
     const auto n = uint32_t(start[r + 1] - start[r]);
