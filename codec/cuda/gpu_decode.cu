@@ -191,12 +191,7 @@ bool gpu_decode_chunk(const GpuDecodeJob& job, GpuDecodeResult& result, std::str
     result.dequantize_ms = timer.stop_ms();
     check(cudaGetLastError(), "the dequantize kernel");
   }
-  {  // the reference: a device-to-device copy of the chunk's fp16 bytes
-    const DeviceArray<uint16_t> copy(elements);
-    GpuTimer timer;
-    check(cudaMemcpy(copy.data(), values.data(), elements * sizeof(uint16_t), cudaMemcpyDeviceToDevice), "cudaMemcpy D2D");
-    result.copy_ms = timer.stop_ms();
-  }
+  result.copy_ms = fp16_copy_ms(elements);  // the reference: a D2D copy of the chunk's fp16 bytes
   std::vector<int> flag;
   corrupt.download(flag);
   result.corrupt = flag.front() != 0;

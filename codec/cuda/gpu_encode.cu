@@ -159,12 +159,7 @@ bool gpu_encode_chunk(const CacheGenEncodeJob& host, bool chunk_cdf, GpuEncodeRe
     check(cudaGetLastError(), "the compact kernel");
     result.compact_ms = timer.stop_ms();
   }
-  {  // the reference: a device-to-device copy of the chunk's fp16 bytes
-    const DeviceArray<uint16_t> copy(elements);
-    GpuTimer timer;
-    check(cudaMemcpy(copy.data(), kv.data(), elements * sizeof(uint16_t), cudaMemcpyDeviceToDevice), "cudaMemcpy D2D");
-    result.copy_ms = timer.stop_ms();
-  }
+  result.copy_ms = fp16_copy_ms(elements);  // the reference: a D2D copy of the chunk's fp16 bytes
   buffers.scales.download(result.scales);
   if (chunk_cdf) buffers.cdf.download(result.cdf);
   if (!job.rans) buffers.ac_codes.download(result.ac_codes);

@@ -168,13 +168,7 @@ bool gpu_transform_decode_chunk(const GpuTransformDecodeJob& job, GpuTransformDe
     }
     result.dequantize_ms = timer.stop_ms();
   }
-  {  // the reference: a device-to-device copy of the chunk's fp16 bytes
-    const DeviceArray<uint16_t> copy(elements);
-    GpuTimer timer;
-    if (elements > 0)
-      check(cudaMemcpy(copy.data(), values.data(), elements * sizeof(uint16_t), cudaMemcpyDeviceToDevice), "cudaMemcpy D2D");
-    result.copy_ms = timer.stop_ms();
-  }
+  result.copy_ms = fp16_copy_ms(elements);  // the reference: a D2D copy of the chunk's fp16 bytes
   std::vector<int> flag;
   flags.download(flag);
   result.corrupt = flag[0] != 0;

@@ -183,14 +183,7 @@ bool gpu_transform_encode_chunk(const GpuTransformEncodeJob& job, GpuTransformEn
     check(cudaGetLastError(), "the rANS rows kernel");
     result.entropy_ms = timer.stop_ms();
   }
-  {  // the reference: a device-to-device copy of the chunk's fp16 bytes
-    const uint64_t elements = uint64_t(rows) * uint64_t(host.tokens) * channels;
-    const DeviceArray<uint16_t> from(elements), to(elements);
-    GpuTimer timer;
-    if (elements > 0)
-      check(cudaMemcpy(to.data(), from.data(), elements * sizeof(uint16_t), cudaMemcpyDeviceToDevice), "cudaMemcpy D2D");
-    result.copy_ms = timer.stop_ms();
-  }
+  result.copy_ms = fp16_copy_ms(uint64_t(rows) * uint64_t(host.tokens) * channels);  // the reference
 
   std::vector<uint8_t> slots;
   std::vector<uint32_t> heads, words, escape_values;
