@@ -2,10 +2,8 @@
 // sbatch scripts into DIR/slurm/ and submits them chained by afterok dependencies, recording the job
 // ids in DIR/slurm/jobs.json; `--status DIR` reports on them. Submitting again runs only what is
 // missing.
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -15,7 +13,7 @@
 
 #include "cli/command.h"
 #include "common/atomic_file.h"
-#include "common/json_reader.h"
+#include "common/process.h"
 #include "common/utc_time.h"
 #include "experiments/slurm_sweep.h"
 
@@ -84,20 +82,13 @@ fs::path on_path(const std::string& program) {
   return {};
 }
 
-// Runs a shell command; returns its exit status and what it printed (stdout and stderr).
-std::pair<int, std::string> capture(const std::string& command) {
-  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  if (!pipe) throw std::runtime_error("cannot run " + command);
-  std::string output;
-  char buffer[4096];
-  while (const size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
-  const int status = ::pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
-
-// sbatch --parsable [extra] SCRIPT: the job id, or an error naming the script and what sbatch said.
-std::string submit(const fs::path& sbatch, const fs::path& script, const std::string& extra) {
-  const auto [rc, output] = capture(experiments::shell_quoted(sbatch.string()) + " --parsable " + extra + " " + experiments::shell_quoted(script.string()));
+// sbatch --parsable [extra...] SCRIPT (no shell: common/process.h): the job id, or an error naming the
+// script and what sbatch said.
+std::string submit(const fs::path& sbatch, const fs::path& script, const std::vector<std::string>& extra) {
+  std::vector<std::string> command = {sbatch.string(), "--parsable"};
+  command.insert(command.end(), extra.begin(), extra.end());
+  command.push_back(script.string());
+  const auto [rc, output] = common::run_process(command);
   const std::string id = output.substr(0, output.find_first_of(";\n"));
   if (rc != 0 || id.empty() || id.find_first_not_of("0123456789") != std::string::npos)
     throw std::runtime_error("sbatch refused " + script.string() + " (exit " + std::to_string(rc) + "): " +
@@ -137,48 +128,48 @@ int submit_sweep(const Options& o) {
   }
   // jobs.json is rewritten after every submission, so that --status and the user see what is queued
   // even when a later submission is refused.
-  nlohmann::json jobs = {{"submitted_at", common::utc_now()}, {"shards", plan.shards}, {"out", plan.out.string()}};
+  experiments::SlurmJobs jobs{common::utc_now(), plan.shards, plan.out.string(), "", "", ""};
   std::vector<std::string> submitted;
-  const auto submit_stage = [&](const char* stage, const std::string& extra) {
-    std::string id;
+  const auto submit_stage = [&](const char* stage, std::string& job, const std::vector<std::string>& extra) {
     try {
-      id = submit(sbatch, dir / (std::string(stage) + ".sbatch"), extra);
+      job = submit(sbatch, dir / (std::string(stage) + ".sbatch"), extra);
     } catch (const std::runtime_error& e) {
       std::string queued;
-      for (const auto& job : submitted) queued.append(queued.empty() ? "" : " ").append(job);
+      for (const auto& id : submitted) queued.append(queued.empty() ? "" : " ").append(id);
       throw std::runtime_error(std::string(e.what()) +
                                (queued.empty() ? "" : "; already queued: job " + queued + " (scancel " + queued +
                                                           " to cancel, or fix the options and submit again)"));
     }
-    submitted.push_back(id);
-    jobs[stage] = {{"job", id}};
-    common::write_file_atomically(dir / "jobs.json", [&jobs](std::ostream& file) { file << jobs.dump(2) << "\n"; });
-    return id;
+    submitted.push_back(job);
+    const nlohmann::json text = experiments::to_json(jobs);
+    common::write_file_atomically(dir / "jobs.json", [&text](std::ostream& file) { file << text.dump(2) << "\n"; });
+    return job;
   };
-  std::string after;
+  std::vector<std::string> after;
   if (!plan.profile_script.empty()) {
-    const std::string id = submit_stage("profile", "--array=0-" + std::to_string(plan.model_sets.size() - 1));
-    after = " --dependency=afterok:" + id;
+    const std::string id = submit_stage("profile", jobs.profile, {"--array=0-" + std::to_string(plan.model_sets.size() - 1)});
+    after = {"--dependency=afterok:" + id};
     std::cout << "profile: job " << id << "\n";
   }
   if (!plan.shards_to_run.empty()) {
-    const std::string id = submit_stage("grid", "--array=" + plan.grid_array() + after);
-    after = " --dependency=afterok:" + id;
+    std::vector<std::string> extra = {"--array=" + plan.grid_array()};
+    extra.insert(extra.end(), after.begin(), after.end());
+    const std::string id = submit_stage("grid", jobs.grid, extra);
+    after = {"--dependency=afterok:" + id};
     std::cout << "grid: job " << id << " (array " << plan.grid_array() << ")\n";
   }
-  const std::string merge = submit_stage("merge", after);
+  const std::string merge = submit_stage("merge", jobs.merge, after);
   std::cout << "merge: job " << merge << "; then " << plan.out.string() << " holds the results (kvstream slurm --status "
             << plan.out.string() << ")\n";
   return 0;
 }
 
 // Job (or array task, "123_4") -> state, from squeue (empty: not on PATH); empty when it says nothing.
-std::map<std::string, std::string> queued_states(const fs::path& squeue, const std::vector<std::string>& jobs) {
+std::map<std::string, std::string> queued_states(const fs::path& squeue, const experiments::SlurmJobs& jobs) {
   std::map<std::string, std::string> states;
-  if (squeue.empty() || jobs.empty()) return states;
-  std::string ids;
-  for (const auto& job : jobs) ids.append(ids.empty() ? "" : ",").append(job);
-  const auto [rc, output] = capture(experiments::shell_quoted(squeue.string()) + " -h -r -o '%i %T %r' -j " + ids);
+  const std::vector<std::string> command = squeue.empty() ? std::vector<std::string>() : experiments::squeue_command(squeue.string(), jobs);
+  if (command.empty()) return states;
+  const auto [rc, output] = common::run_process(command);
   if (rc != 0) return states;
   std::stringstream lines(output);
   for (std::string line; std::getline(lines, line);) {
@@ -196,13 +187,9 @@ int status(const Options& o) {
   std::error_code ec;
   if (!fs::is_regular_file(jobs_file, ec))
     throw std::runtime_error(jobs_file.string() + " does not exist: nothing was submitted for " + out.string());
-  const nlohmann::json jobs = common::read_json_file(jobs_file.string());
-  const auto job_of = [&jobs](const char* stage) { return jobs.contains(stage) ? jobs[stage].value("job", std::string()) : ""; };
-  std::vector<std::string> ids;
-  for (const char* stage : {"profile", "grid", "merge"})
-    if (!job_of(stage).empty()) ids.push_back(job_of(stage));
+  const experiments::SlurmJobs jobs = experiments::read_slurm_jobs(jobs_file);
   const fs::path squeue = on_path("squeue");
-  const auto states = queued_states(squeue, ids);
+  const auto states = queued_states(squeue, jobs);
   const auto queued = [&states](const std::string& prefix) {
     std::map<std::string, int> count;
     for (const auto& [id, state] : states)
@@ -211,19 +198,19 @@ int status(const Options& o) {
     for (const auto& [state, n] : count) text.append(text.empty() ? "" : ", ").append(std::to_string(n) + " " + state);
     return text;
   };
-  const size_t shards = jobs.value("shards", size_t(0));
-  std::cout << "submitted " << jobs.value("submitted_at", std::string("?")) << ", " << shards << " shards"
+  const size_t shards = jobs.shards;
+  std::cout << "submitted " << jobs.submitted_at << ", " << shards << " shards"
             << (squeue.empty() ? " (squeue not on PATH: only what " + out.string() + " holds)" : "") << "\n";
-  if (!job_of("profile").empty()) {
-    const std::string q = queued(job_of("profile"));
-    std::cout << "profile job " << job_of("profile") << ": " << (q.empty() ? "not queued (ended)" : q) << "\n";
+  if (!jobs.profile.empty()) {
+    const std::string q = queued(jobs.profile);
+    std::cout << "profile job " << jobs.profile << ": " << (q.empty() ? "not queued (ended)" : q) << "\n";
   }
   const bool merged = experiments::holds_merged_results(out);
   size_t complete = 0;
   std::vector<size_t> missing;
   for (size_t i = 0; i < shards; ++i)
     experiments::shard_complete(experiments::shard_result_dir(out, {i, shards})) ? void(++complete) : missing.push_back(i);
-  const std::string grid = job_of("grid"), grid_queue = grid.empty() ? "" : queued(grid);
+  const std::string grid = jobs.grid, grid_queue = grid.empty() ? "" : queued(grid);
   std::cout << "grid" << (grid.empty() ? "" : " job " + grid) << ": " << complete << " of " << shards << " shards complete"
             << (grid_queue.empty() ? "" : "; queued: " + grid_queue) << "\n";
   if (!missing.empty() && grid_queue.empty() && !merged) {
@@ -232,12 +219,12 @@ int status(const Options& o) {
       std::cout << "    shard " << i << ": log " << (out / "slurm" / "logs").string() << "/grid-" << (grid.empty() ? "*" : grid)
                 << "_" << i << ".out\n";
   }
-  const std::string merge_queue = queued(job_of("merge"));
-  std::cout << "merge job " << job_of("merge") << ": "
+  const std::string merge_queue = jobs.merge.empty() ? "" : queued(jobs.merge);
+  std::cout << "merge job " << jobs.merge << ": "
             << (merged ? "done: " + out.string() + " holds the results"
                        : !merge_queue.empty() ? merge_queue
                                               : "not queued and no results: see " + (out / "slurm" / "logs").string() +
-                                                    "/merge-" + job_of("merge") + ".out")
+                                                    "/merge-" + jobs.merge + ".out")
             << "\n";
   return 0;
 }

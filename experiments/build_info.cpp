@@ -3,24 +3,27 @@
 #include <unistd.h>
 
 #include <boost/version.hpp>
-#include <cstdio>
 #include <fstream>
 #include <thread>
 #include <zstd.h>
 
+#include "common/process.h"
 #include "common/utc_time.h"
 
 namespace kvstream::experiments {
 
 namespace {
 
-std::string command_output(const std::string& command) {
-  FILE* pipe = ::popen((command + " 2>/dev/null").c_str(), "r");
-  if (!pipe) return "";
-  std::string out;
-  char buffer[256];
-  while (size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, n);
-  ::pclose(pipe);
+// What a program prints to stdout, trimmed; empty when it cannot run or fails.
+std::string command_output(const std::vector<std::string>& command) {
+  common::ProcessResult result;
+  try {
+    result = common::run_process(command, common::Stderr::kDropped);
+  } catch (const std::exception&) {
+    return "";
+  }
+  if (result.exit_code != 0) return "";
+  std::string out = result.output;
   while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
   return out;
 }
@@ -37,8 +40,8 @@ nlohmann::json build_and_host_info() {
   for (std::string line; cpu.empty() && std::getline(cpuinfo, line);)
     if (line.rfind("model name", 0) == 0) cpu = line.substr(line.find(':') + 2);
   const std::string source = KVSTREAM_SOURCE_DIR;
-  std::string revision = command_output("git -C '" + source + "' rev-parse HEAD");
-  if (!revision.empty() && !command_output("git -C '" + source + "' status --porcelain --untracked-files=no").empty())
+  std::string revision = command_output({"git", "-C", source, "rev-parse", "HEAD"});
+  if (!revision.empty() && !command_output({"git", "-C", source, "status", "--porcelain", "--untracked-files=no"}).empty())
     revision += "-dirty";
   return {{"git_revision", revision.empty() ? "unknown (not a git checkout)" : revision},
           {"compiler", __VERSION__},

@@ -1,19 +1,13 @@
 #include "experiments/figures.h"
 
-#include <sys/wait.h>
-
-#include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
+
+#include "common/process.h"
 
 namespace kvstream::experiments {
 
 namespace {
-std::string shell_quoted(const std::string& text) {
-  std::string quoted = "'";
-  for (const char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
-
 std::string python() {
   if (const char* chosen = std::getenv("KVSTREAM_PYTHON"); chosen && *chosen) return chosen;
   std::error_code ec;
@@ -23,20 +17,18 @@ std::string python() {
 
 bool render_figures(const std::filesystem::path& result_dir, std::string& error) {
   const std::filesystem::path script = std::filesystem::path(KVSTREAM_SOURCE_DIR) / "plotting" / "plot.py";
-  const std::string command = shell_quoted(python()) + " " + shell_quoted(script.string()) + " " +
-                              shell_quoted(result_dir.string()) + " 2>&1";
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (!pipe) {
-    error = "cannot run " + command;
+  const std::vector<std::string> command = {python(), script.string(), result_dir.string()};
+  const std::string shown = command[0] + " " + command[1] + " " + command[2];
+  common::ProcessResult result;
+  try {
+    result = common::run_process(command);
+  } catch (const std::exception& e) {
+    error = e.what();
     return false;
   }
-  std::string output;
-  char buffer[4096];
-  while (size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
-  const int status = ::pclose(pipe);
-  if (status == 0) return true;
-  error = command + " failed" + (WIFEXITED(status) ? " with exit code " + std::to_string(WEXITSTATUS(status)) : "") +
-          ":\n" + output;
+  if (result.exit_code == 0) return true;
+  error = shown + " failed" + (result.exit_code >= 0 ? " with exit code " + std::to_string(result.exit_code) : "") +
+          ":\n" + result.output;
   return false;
 }
 

@@ -12,6 +12,7 @@
 #pragma once
 #include <cstddef>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -64,5 +65,34 @@ bool holds_merged_results(const std::filesystem::path& out);
 
 // A word for a shell command line: single-quoted, quotes inside escaped.
 std::string shell_quoted(const std::string& word);
+
+// A value for an #SBATCH line as sbatch 22.05 reads one (measured on the real sbatch, not a shell:
+// whitespace ends a word even after a backslash, an unquoted '#' starts a comment, double quotes
+// group and take \" and \\ inside): as is when it holds only [A-Za-z0-9_-.,:/+=@%], else in double
+// quotes with '"' and '\' escaped. A control character (a newline would end the line and start a
+// line of the job's shell script) throws std::invalid_argument naming `what`.
+std::string sbatch_quoted(const std::string& value, const std::string& what);
+// A log file for #SBATCH --output: its folder's '%' doubled (Slurm expands %j, %A, ... in the
+// pattern), the file name's patterns kept, then sbatch_quoted.
+std::string sbatch_output_pattern(const std::filesystem::path& log);
+// One --sbatch-arg as an #SBATCH line's option: --NAME or --NAME=VALUE with the value
+// sbatch_quoted; anything else throws std::invalid_argument.
+std::string sbatch_option(const std::string& arg);
+
+// DIR/slurm/jobs.json: what was submitted for DIR, rewritten after every submission. --status reads
+// it from directories that may come from elsewhere (docs/THREAT_MODEL.md), so every field is checked.
+struct SlurmJobs {
+  std::string submitted_at;
+  size_t shards = 0;                 // 1..10,000
+  std::string out;                   // DIR when submitted (informative)
+  std::string profile, grid, merge;  // job ids, digits only; empty: not submitted
+};
+nlohmann::json to_json(const SlurmJobs& jobs);
+// Throws common::JsonError naming `where` and the JSON path of the first bad field.
+SlurmJobs parse_slurm_jobs(const nlohmann::json& json, const std::string& where);
+SlurmJobs read_slurm_jobs(const std::filesystem::path& path);
+// The squeue command asking for every task of the jobs, as an argument vector (common/process.h):
+// squeue -h -r -o "%i %T %r" -j ID[,ID...]; empty when nothing was submitted.
+std::vector<std::string> squeue_command(const std::string& squeue, const SlurmJobs& jobs);
 
 }  // namespace kvstream::experiments

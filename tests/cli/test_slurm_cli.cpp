@@ -1,6 +1,7 @@
 // `kvstream slurm` without a cluster: the scripts --dry-run writes, the chain of sbatch calls (a fake
 // sbatch on PATH records them), and the errors: no sbatch, a refused submission, bad options, --status
-// with nothing submitted. tests/slurm/slurm_sweep.sh runs it against a real Slurm.
+// with nothing submitted; values that would break out of an #SBATCH line or of squeue's arguments.
+// tests/slurm/slurm_sweep.sh runs it against a real Slurm.
 #include <sys/stat.h>
 
 #include <fstream>
@@ -111,6 +112,51 @@ TEST_F(SlurmCli, ErrorsNameWhatWentWrong) {
   std::ofstream(dir_ / "bad.json") << R"({"name": "x", "contexts": [], "polices": []})";
   test_support::expect_failure(slurm("bad.json --dry-run"), 1, "bad.json");
   test_support::expect_failure(slurm("--status nowhere"), 1, "nothing was submitted");
+}
+
+TEST_F(SlurmCli, StatusNeverHandsAJobIdToAShell) {
+  // A result directory from elsewhere whose jobs.json holds a command instead of a job id.
+  fake("squeue", "echo \"$@\" >> squeue.calls");
+  fs::create_directories(dir_ / "shared/slurm");
+  const auto status_of = [&](const std::string& jobs) {
+    std::ofstream(dir_ / "shared/slurm/jobs.json") << jobs;
+    return slurm("--status shared");
+  };
+  const auto hostile = status_of(R"({"submitted_at": "t", "shards": 1, "grid": {"job": "1;touch PWNED;echo"}})");
+  test_support::expect_failure(hostile, 1, "$.grid.job: expected a Slurm job id (digits), got \"1;touch PWNED;echo\"");
+  EXPECT_FALSE(fs::exists(dir_ / "PWNED"));
+  EXPECT_FALSE(fs::exists(dir_ / "squeue.calls"));
+  // Shard counts that used to loop for ever, and a file of another shape.
+  test_support::expect_failure(status_of(R"({"submitted_at": "t", "shards": -1})"), 1, "$.shards: expected an integer >= 1");
+  test_support::expect_failure(status_of(R"({"submitted_at": "t", "shards": 1e12})"), 1, "$.shards: expected an integer");
+  test_support::expect_failure(status_of("[]"), 1, "jobs.json: $: expected an object");
+  // Valid ids reach squeue as one argument each.
+  const auto fine = status_of(R"({"submitted_at": "t", "shards": 2, "grid": {"job": "41"}, "merge": {"job": "42"}})");
+  ASSERT_EQ(fine.rc, 0) << fine.err;
+  EXPECT_EQ(read_text(dir_ / "squeue.calls"), "-h -r -o %i %T %r -j 41,42\n");
+}
+
+TEST_F(SlurmCli, SbatchLinesAreQuotedOrRefused) {
+  // A result directory with a space, quotes, '#' and '%' in its path: quoted as sbatch reads it.
+  const auto odd = slurm("sweep.json --out \"it's a \\\"dir\\\" #1 100%\" --tasks 2 --sbatch-arg '--comment=two words' --dry-run");
+  ASSERT_EQ(odd.rc, 0) << odd.err;
+  const fs::path out = dir_ / "it's a \"dir\" #1 100%";
+  const std::string grid = read_text(out / "slurm/grid.sbatch");
+  EXPECT_NE(grid.find("#SBATCH --output=\"" + (dir_ / "it's a \\\"dir\\\" #1 100%%").string() + "/slurm/logs/grid-%A_%a.out\"\n"),
+            std::string::npos) << grid;
+  EXPECT_NE(grid.find("#SBATCH --comment=\"two words\"\n"), std::string::npos) << grid;
+  // A newline in any value that goes into an #SBATCH line would start a line of the job's script.
+  for (const std::string flag : {"--partition", "--account", "--sbatch-arg=--qos"}) {
+    const std::string value = flag.find('=') == std::string::npos ? " \"$(printf 'a\\nhostname')\"" : "=\"$(printf 'a\\nhostname')\"";
+    test_support::expect_failure(slurm("sweep.json --out o2 --dry-run " + flag + value), 2, "control character");
+  }
+  test_support::expect_failure(slurm("sweep.json --out \"$(printf 'o\\nhostname')\" --dry-run"), 2,
+                               "the result directory");
+  test_support::expect_failure(slurm("sweep.json --out o3 --time \"$(printf '1\\n#SBATCH --x')\" --dry-run"), 2,
+                               "is not a Slurm time limit");
+  test_support::expect_failure(slurm("sweep.json --out o3 --time soon --dry-run"), 2, "is not a Slurm time limit");
+  for (const char* dir : {"o2", "o3"}) EXPECT_FALSE(fs::exists(dir_ / dir / "slurm")) << dir;
+  ASSERT_EQ(slurm("sweep.json --out o4 --time 2-12:00 --dry-run").rc, 0);
 }
 
 }  // namespace

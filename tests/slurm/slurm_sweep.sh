@@ -116,3 +116,14 @@ grep -q "2 of 3 shards complete" broken-status.log
 grep -q "DependencyNeverSatisfied" broken-status.log
 [[ -s $work/broken/slurm/logs/grid-${grid}_2.out ]]
 echo "a failed task: named with its log by --status"
+
+# A result directory whose path holds a space, quotes, '#' and '%', and an extra option with a space:
+# the #SBATCH lines quote them as the real sbatch reads them, so the logs and results land there.
+odd="$work/it's a \"dir\" #1 100%"
+"$kvstream" slurm sweep.json --out "$odd" --tasks 1 --profile-cache cache --no-figures \
+  --sbatch-arg "--comment=two words" > odd.log
+wait_for_jobs "$odd"
+[[ -s $odd/runs.jsonl ]] || { echo "no results in $odd" >&2; ls -R "$work" >&2; exit 1; }
+merge_job=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["merge"]["job"])' "$odd/slurm/jobs.json")
+[[ -f $odd/slurm/logs/merge-$merge_job.out ]] || { echo "the merge log is not in $odd/slurm/logs" >&2; exit 1; }
+echo "a path with a space, quotes, '#' and '%': quoted as sbatch reads it"
