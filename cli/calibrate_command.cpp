@@ -8,6 +8,7 @@
 
 #include "cli/command.h"
 #include "codec/transform_calibration.h"
+#include "codec/transform_distortion.h"
 #include "common/content_hash.h"
 #include "eval/transform_fit.h"
 #include "models/model_catalog.h"
@@ -36,8 +37,15 @@ std::vector<double> parse_levels(const std::string& text) {
       used = 0;
     }
     if (used == 0 || used != item.size()) throw po::error("--levels: \"" + item + "\" is not a number");
+    if (const std::string error = codec::transform_distortion_error(d); !error.empty())
+      throw po::error("--levels: level " + std::to_string(out.size() + 1) + ": " + error);
+    if (!out.empty() && !(d < out.back()))
+      throw po::error("--levels: distortions must decrease (lowest quality first), level " +
+                      std::to_string(out.size() + 1) + " does not");
     out.push_back(d);
   }
+  if (out.size() > size_t(codec::kTransformMaxLevels))
+    throw po::error("--levels: at most " + std::to_string(codec::kTransformMaxLevels) + " levels");
   return out;
 }
 
@@ -72,6 +80,7 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
                      "what kvstream quality and rd score on by default.",
                      options, vm))
     return std::nullopt;
+  if (!o.levels.empty()) parse_levels(o.levels);  // checked before the model runs
   const auto defaults = eval::calibration_windows(o.model_name);
   if (!vm.count("text")) w.text_path = defaults.text_path;
   if (!vm.count("first-char")) w.first_char = defaults.first_char;
@@ -85,7 +94,6 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
 int run(const Options& o) {
   codec::TransformCalibration::Options options;
   if (!o.levels.empty()) options.level_distortions = parse_levels(o.levels);
-  options.model = o.model_name;
   options.sink_tokens = o.sink_tokens;
   const auto model = models::load_model(o.model_name, o.tokenizer);
   const auto cal = eval::fit_transform(model, o.windows, options, o.sensitivity_windows, o.keep_rope);

@@ -33,8 +33,9 @@ std::vector<double> parse_kl(const std::string& text) {
     } catch (const std::exception&) {
       used = 0;
     }
-    if (used == 0 || used != item.size() || !(kl > 0 && kl < 1e300))
-      throw po::error("--kl: \"" + item + "\" is not a positive number");
+    if (used == 0 || used != item.size() || !(kl > 0 && kl <= eval::kMaxTargetKl))
+      throw po::error("--kl: \"" + item + "\" is not a KL in (0, " + std::to_string(int(eval::kMaxTargetKl)) +
+                      "] nats per token");
     out.push_back(kl);
   }
   if (out.empty()) throw po::error("--kl: no target given");

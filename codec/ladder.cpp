@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "codec/transform_distortion.h"
 #include "common/content_hash.h"
 #include "common/json_reader.h"
 
@@ -79,6 +80,9 @@ Ladder Ladder::load(const std::filesystem::path& path) {
   const auto check_levels = [&] {
     if (!j.contains("levels") || !j["levels"].is_array() || j["levels"].empty())
       fail("$.levels", "expected a non-empty array");
+    if (j["levels"].size() > size_t(kMaxLadderLevel))
+      fail("$.levels", "expected at most " + std::to_string(kMaxLadderLevel) + " levels (a level number is one byte), got " +
+                           std::to_string(j["levels"].size()));
   };
   if (ladder.codec_ == "transform") {
     check_levels();
@@ -90,7 +94,7 @@ Ladder Ladder::load(const std::filesystem::path& path) {
       if (level.level != static_cast<int>(i) + 1) fail(lp + ".level", "expected " + std::to_string(i + 1) + " (levels 1..N in order)");
       if (!lv.contains("distortion") || !lv["distortion"].is_number()) fail(lp + ".distortion", "expected a number");
       level.distortion = lv["distortion"].get<double>();
-      if (!(level.distortion > 0 && level.distortion <= 1)) fail(lp + ".distortion", "expected a relative distortion in (0, 1]");
+      if (const std::string error = transform_distortion_error(level.distortion); !error.empty()) fail(lp + ".distortion", error);
       if (i > 0 && !(level.distortion < ladder.levels_.back().distortion))
         fail(lp + ".distortion", "expected less than the level below's (lowest quality first)");
       ladder.levels_.push_back(level);
@@ -118,6 +122,9 @@ Ladder Ladder::load(const std::filesystem::path& path) {
     const auto& lv = j["levels"][i];
     const std::string lp = "$.levels[" + std::to_string(i) + "]";
     Level level{get_int(lv, "level", lp), {}, {}, 0};
+    if (level.level < 1 || level.level > kMaxLadderLevel)
+      fail(lp + ".level", "expected a level in 1.." + std::to_string(kMaxLadderLevel) + " (one byte in a bitstream), got " +
+                              std::to_string(level.level));
     for (const char* part : {"key", "value"}) {
       const std::string pp = lp + "." + part;
       if (!lv.contains(part) || !lv[part].is_array() || lv[part].empty()) fail(pp, "expected a non-empty array");

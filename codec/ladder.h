@@ -21,6 +21,9 @@ namespace kvstream::codec {
 
 inline constexpr int kMinBins = 4;   // Q = bins/2 - 1 >= 1
 inline constexpr int kMaxBins = kMaxAlphabet;  // the alphabet M is the largest bin count
+// Level numbers are one byte in a CacheGen bitstream (PARM, FORMAT.md) and in an offline CDF table
+// (.kvcdf): a ladder's levels are numbered 1..255, so it has at most 255.
+inline constexpr int kMaxLadderLevel = 255;
 
 struct LevelSpec {
   int level = 0;

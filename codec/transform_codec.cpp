@@ -37,6 +37,7 @@
 #include "codec/ladder.h"
 #include "codec/rans_decode_x8.h"
 #include "codec/transform_calibration.h"
+#include "codec/transform_distortion.h"
 #include "codec/transform_encode_stages.h"
 #include "codec/transform_payload.h"
 #include "common/content_hash.h"
@@ -103,6 +104,7 @@ class TransformCodec final : public Codec {
     return id;
   }
   std::string entropy_coder() const override { return "rans"; }
+  std::string fitted_model() const override { return cal_->model(); }
 
   std::vector<uint8_t> encode(const KvChunkView& chunk, int level, int64_t t0, SourceDtype source_dtype) const override {
     if (level < 1 || level > static_cast<int>(distortions_.size()))
@@ -260,7 +262,7 @@ std::vector<double> transform_spec_distortions(const common::Spec& spec) {
   if (spec.has("d") && spec.has("ladder")) spec.fail("d=D and ladder=PATH both set the levels: give one");
   if (spec.has("d")) {
     const double d = spec.number("d", 0);
-    if (!(d > 0 && d <= 1)) spec.fail("d (the relative distortion) must be in (0, 1]");
+    if (const std::string error = transform_distortion_error(d); !error.empty()) spec.fail("d=: " + error);
     return {d};
   }
   if (spec.has("ladder")) {

@@ -27,7 +27,7 @@ inline constexpr int kTransformClasses = 64;   // r_c = 2^-2 .. 2^13.75 (transfo
 inline constexpr int kTransformAlphabet = 64;  // hi + 32 for hi in [-32, 30]; 63 = escape
 inline constexpr int kTransformEscape = kTransformAlphabet - 1;
 inline constexpr int kTransformRansStates = 8; // interleaved states of a row's group
-inline constexpr int64_t kTransformMaxQ = int64_t(1) << 30;  // |q| is clamped here by the encoder
+inline constexpr int64_t kTransformMaxQ = int64_t(1) << 30;  // the largest |q| a bitstream holds
 
 // Raw low bits of class c (at most 11: c < kTransformClasses).
 KVSTREAM_HD constexpr int transform_low_bits(int c) { return c <= 20 ? 0 : (c - 20 + 3) / 4; }

@@ -34,11 +34,14 @@ struct TransformQuantized {
   int32_t escaped = 0; // q, when escaped
 };
 
-// Stage 2: q = rint(y / step), |q| clamped to kTransformMaxQ, split by the class c of its component:
-// hi = floor(q / 2^k_c) as symbol hi + 32 with k_c low bits when hi lies in [-32, 30], else escaped.
+// Stage 2: q = rint(y / step), split by the class c of its component: hi = floor(q / 2^k_c) as
+// symbol hi + 32 with k_c low bits when hi lies in [-32, 30], else escaped. A q beyond the format's
+// range kTransformMaxQ (transform_distortion.h) is escaped as +-(kTransformMaxQ + 1), which no
+// decoder accepts and every encoder refuses before writing a bitstream (write_transform_bitstream):
+// the value is never silently clamped.
 KVSTREAM_HD TransformQuantized transform_quantize(float y, double step, int c) {
   double scaled = rint(ddiv_rn(double(y), step));
-  const double limit = double(kTransformMaxQ);
+  const double limit = double(kTransformMaxQ + 1);
   scaled = scaled < -limit ? -limit : (scaled > limit ? limit : scaled);  // a NaN stays NaN here ...
   const int64_t q = scaled == scaled ? static_cast<int64_t>(scaled) : 0;  // ... and codes as 0
   const int k = transform_low_bits(c);

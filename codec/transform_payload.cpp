@@ -8,6 +8,7 @@
 #include "codec/bitstream_error.h"
 #include "codec/byte_io.h"
 #include "codec/half.h"
+#include "codec/transform_distortion.h"
 
 namespace kvstream::codec {
 namespace {
@@ -70,8 +71,8 @@ TransformPayload parse_transform_payload(const ParsedBitstream& parsed, const De
   } catch (const std::invalid_argument& e) {
     throw BitstreamError(K::kBadLevelSpec, "TPRM", e.what());
   }
-  if (!(p.d > 0 && p.d <= 1))
-    throw BitstreamError(K::kBadLevelSpec, "TPRM", "distortion " + std::to_string(p.d) + " not in (0, 1]");
+  if (const std::string error = transform_distortion_error(p.d); !error.empty())
+    throw BitstreamError(K::kBadLevelSpec, "TPRM", error);
   if (int64_t(sinks) != transform_sinks_in_chunk(*p.cal, p.t0, p.shape.tokens))
     throw BitstreamError(K::kBadLevelSpec, "TPRM", "sink tokens " + std::to_string(sinks) + " differ from the calibration's");
   p.sinks = static_cast<int>(sinks);
@@ -122,6 +123,13 @@ std::vector<uint8_t> transform_sink_bytes(const KvChunkView& chunk, int sinks) {
 
 std::vector<uint8_t> write_transform_bitstream(const BitstreamHeader& header, const TransformCalibration& cal, double d,
                                                int sinks, TransformSections sections) {
+  for (size_t i = 0; i + 4 <= sections.escapes.size(); i += 4) {
+    const auto q = static_cast<int32_t>(load_u32(sections.escapes.data() + i));
+    if (q < -kTransformMaxQ || q > kTransformMaxQ)
+      throw std::invalid_argument("transform codec: at relative distortion " + distortion_text(d) +
+                                  " a coefficient of this chunk is more than 2^30 quantizer steps from its row's mean, " +
+                                  "beyond the format's range (codec/transform_distortion.h): code it at a larger distortion");
+  }
   std::vector<uint8_t> tprm, grps;
   ByteWriter(tprm).put<uint64_t>(cal.id());
   ByteWriter(tprm).put<uint64_t>(std::bit_cast<uint64_t>(d));

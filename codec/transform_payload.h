@@ -78,7 +78,9 @@ struct TransformSections {
 void check_transform_token_finite(const float* token, int channels, int row, int layers, int64_t position);
 // SINK: the chunk's first `sinks` tokens of every row as fp16 (checked finite).
 std::vector<uint8_t> transform_sink_bytes(const KvChunkView& chunk, int sinks);
-// TPRM from the calibration's id, d and S, then the sections in FORMAT.md §3a's order.
+// TPRM from the calibration's id, d and S, then the sections in FORMAT.md §3a's order. Throws
+// std::invalid_argument when an escape holds a q beyond kTransformMaxQ (transform_quantize's mark of
+// a coefficient the format cannot hold), for the CPU and the GPU encoder alike.
 std::vector<uint8_t> write_transform_bitstream(const BitstreamHeader& header, const TransformCalibration& cal, double d,
                                                int sinks, TransformSections sections);
 

@@ -1,5 +1,6 @@
 #include "common/spec.h"
 
+#include <charconv>
 #include <cmath>
 #include <stdexcept>
 
@@ -58,14 +59,13 @@ std::string Spec::string(const std::string& key, const std::string& fallback) co
 double Spec::number(const std::string& key, double fallback) const {
   const auto it = options_.find(key);
   if (it == options_.end()) return fallback;
-  size_t used = 0;
+  // Decimal notation only (1e-3, 0.25): no hex floats, no leading space or sign, nothing beyond a
+  // double's range.
+  const std::string& text = it->second;
   double value = 0;
-  try {
-    value = std::stod(it->second, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != it->second.size() || !std::isfinite(value)) fail_option(key, "a number");
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value, std::chars_format::general);
+  if (error != std::errc() || end != text.data() + text.size() || !std::isfinite(value))
+    fail_option(key, "a decimal number");
   return value;
 }
 

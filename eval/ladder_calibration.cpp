@@ -11,6 +11,7 @@
 #include "codec/bitstream.h"
 #include "codec/cachegen_payload.h"
 #include "codec/codec.h"
+#include "codec/transform_distortion.h"
 #include "common/scratch_dir.h"
 #include "eval/kv_sensitivity.h"
 #include "eval/text_windows.h"
@@ -54,10 +55,11 @@ std::string with_option(const std::string& spec, const std::string& option) {
 // with slope 1 (KL proportional to x), the slope of later steps kept in [0.25, 4]; the probe closest
 // to the target (in log) wins.
 template <typename Measure>
-CalibratedLevel search_knob(double target, double x0, double x_max, int max_probes, double tolerance, Measure&& measure) {
+CalibratedLevel search_knob(double target, double x0, double x_min, double x_max, int max_probes, double tolerance,
+                            Measure&& measure) {
   CalibratedLevel best;
   double best_error = INFINITY;
-  double x = x0, last_log_x = NAN, last_log_kl = NAN, slope = 1.0;
+  double x = std::clamp(x0, x_min, x_max), last_log_x = NAN, last_log_kl = NAN, slope = 1.0;
   for (int probe = 1; probe <= max_probes; ++probe) {
     CalibratedLevel candidate = measure(x);
     candidate.knob = x;
@@ -74,7 +76,7 @@ CalibratedLevel search_knob(double target, double x0, double x_max, int max_prob
       slope = std::clamp((log_kl - last_log_kl) / (log_x - last_log_x), 0.25, 4.0);
     last_log_x = log_x;
     last_log_kl = log_kl;
-    const double next = std::min(std::exp(log_x + std::log(target / kl) / slope), x_max);
+    const double next = std::clamp(std::exp(log_x + std::log(target / kl) / slope), x_min, x_max);
     if (std::abs(next / x - 1) < 1e-6) break;  // pinned at the knob's end
     x = next;
   }
@@ -176,7 +178,9 @@ LadderCalibration calibrate_ladder(const models::LoadedModel& model, const Ladde
   if (o.target_kl.empty()) throw std::invalid_argument("calibrate-ladder: no target KL given");
   std::vector<double> targets = o.target_kl;
   for (double kl : targets)
-    if (!(kl > 0 && std::isfinite(kl))) throw std::invalid_argument("calibrate-ladder: target KL " + std::to_string(kl) + " is not positive");
+    if (!(kl > 0 && kl <= kMaxTargetKl))
+      throw std::invalid_argument("calibrate-ladder: target KL " + std::to_string(kl) + " is not in (0, " +
+                                  std::to_string(int(kMaxTargetKl)) + "] nats per token");
   std::sort(targets.begin(), targets.end(), std::greater<>());  // level 1: the largest KL
   if (std::adjacent_find(targets.begin(), targets.end()) != targets.end())
     throw std::invalid_argument("calibrate-ladder: a target KL is given twice");
@@ -207,9 +211,12 @@ LadderCalibration calibrate_ladder(const models::LoadedModel& model, const Ladde
       candidate.bins.level = level;
       return candidate;
     };
-    // The budget may exceed the target: 4 bins everywhere is as far as cachegen goes; d = 1 for transform.
-    // The first cachegen probe takes the target as the budget: the curves predict about the KL measured.
-    auto found = search_knob(targets[i], targets[i], cachegen ? 1e6 : 1.0, o.max_probes, o.tolerance, measure);
+    // The budget may exceed the target: 4 bins everywhere is as far as cachegen goes; the transform
+    // codec's distortions are those of codec/transform_distortion.h. The first cachegen probe takes
+    // the target as the budget: the curves predict about the KL measured.
+    auto found = cachegen ? search_knob(targets[i], targets[i], 1e-12, 1e6, o.max_probes, o.tolerance, measure)
+                          : search_knob(targets[i], targets[i], codec::kMinTransformDistortion,
+                                        codec::kMaxTransformDistortion, o.max_probes, o.tolerance, measure);
     if (on_level) on_level(found);
     out.levels.push_back(std::move(found));
   }

@@ -27,6 +27,9 @@
 
 namespace kvstream::eval {
 
+// A mean KL per token beyond this is a model that has lost its context, not a quality level.
+inline constexpr double kMaxTargetKl = 10;
+
 struct LadderCalibrationOptions {
   QualityOptions windows;            // the calibration text and its windows (`codecs`, `levels` unused)
   std::string codec = "cachegen";    // "cachegen[:options]" (no ladder=) or "transform:cal=M.kvcal" (no d=, ladder=)
@@ -52,7 +55,7 @@ struct LadderCalibration {
 };
 
 // Throws std::invalid_argument for a codec other than cachegen or transform, a spec that already sets
-// the levels, or a target KL that is not positive; std::runtime_error when the transform levels found
+// the levels, or a target KL outside (0, kMaxTargetKl]; std::runtime_error when the transform levels found
 // are not strictly ordered (targets too close for the measurement's noise).
 LadderCalibration calibrate_ladder(const models::LoadedModel& model, const LadderCalibrationOptions& options,
                                    const std::function<void(const CalibratedLevel&)>& on_level = {});

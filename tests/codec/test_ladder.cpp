@@ -297,6 +297,29 @@ TEST_F(LadderFile, TransformLaddersHoldDistortions) {
   expect_load_error(transform(R"([{"level": 1, "distortion": 1.5}])"), "$.levels[0].distortion");
   expect_load_error(transform(R"([{"level": 1, "distortion": 0.1}, {"level": 2, "distortion": 0.2}])"),
                     "$.levels[1].distortion");
+  // Below the format's range (codec/transform_distortion.h): the clamp would decide the values.
+  const std::string tiny = error_of([&] { Ladder::load(write("tiny.json", transform(R"([{"level": 1, "distortion": 1e-20}])"))); });
+  EXPECT_NE(tiny.find("$.levels[0].distortion: relative distortion 1e-20 is outside [1e-08, 1]"), std::string::npos) << tiny;
+}
+
+// Level numbers are one byte in a bitstream and in a .kvcdf table: a ladder has levels 1..255 only
+// (level 256 was once written as 0, and cdf-build wrote a count of 44 for 300 levels).
+TEST_F(LadderFile, LevelsAreNumberedOneTo255) {
+  std::string many = "[";
+  for (int level = 1; level <= 256; ++level)
+    many += (level > 1 ? "," : "") + std::string(R"({"level": )") + std::to_string(level) +
+            R"(, "key": [{"until": 4, "bins": 8}], "value": [{"until": 4, "bins": 8}]})";
+  many += "]";
+  expect_load_error(ladder_json(many), "$.levels: expected at most 255 levels");
+  for (const char* level : {"0", "256", "-1"})
+    expect_load_error(ladder_json(std::string(R"([{"level": )") + level +
+                                  R"(, "key": [{"until": 4, "bins": 8}], "value": [{"until": 4, "bins": 8}]}])"),
+                      "$.levels[0].level: expected a level in 1..255");
+  std::string distortions = "[";
+  for (int level = 1; level <= 256; ++level)
+    distortions += (level > 1 ? "," : "") + std::string(R"({"level": )") + std::to_string(level) +
+                   R"(, "distortion": )" + std::to_string(1.0 / level) + "}";
+  expect_load_error(R"({"name": "t", "codec": "transform", "levels": )" + distortions + "]}", "$.levels: expected at most 255");
 }
 
 }  // namespace

@@ -48,11 +48,19 @@ TEST(Spec, TypedOptionsCheckTheirValues) {
   EXPECT_DOUBLE_EQ(spec.number("alpha", 0.5), 0.25);
   EXPECT_FALSE(spec.boolean("text", true));
   EXPECT_TRUE(spec.boolean("other", true));
-  EXPECT_EQ(error_of([&] { spec.number("bad", 0); }), "policy \"mpc:horizon=5,alpha=0.25,text=0,bad=x,big=99\": option bad=x: expected a number");
+  EXPECT_EQ(error_of([&] { spec.number("bad", 0); }), "policy \"mpc:horizon=5,alpha=0.25,text=0,bad=x,big=99\": option bad=x: expected a decimal number");
   EXPECT_NE(error_of([&] { spec.integer("big", 1, 1, 10); }).find("option big=99: expected an integer in [1, 10]"), std::string::npos);
   EXPECT_NE(error_of([&] { spec.integer("alpha", 1, 0, 10); }).find("option alpha=0.25: expected an integer"), std::string::npos);
   EXPECT_NE(error_of([&] { spec.boolean("horizon", true); }).find("option horizon=5: expected 0 or 1"), std::string::npos);
-  EXPECT_NE(error_of([&] { Spec::parse("p:x=inf", "policy").number("x", 0); }).find("expected a number"), std::string::npos);
+  EXPECT_NE(error_of([&] { Spec::parse("p:x=inf", "policy").number("x", 0); }).find("expected a decimal number"), std::string::npos);
+  // Decimal notation only: a hex float once slipped a subnormal distortion past a range check that
+  // refused the same value written in decimal.
+  for (const char* text : {"p:x=0x1p-1074", "p:x= 1", "p:x=1e999", "p:x=nan", "p:x=1.5.2"}) {
+    const std::string error = error_of([&] { Spec::parse(text, "policy").number("x", 0); });
+    EXPECT_NE(error.find("expected a decimal number"), std::string::npos) << text << ": " << error;
+  }
+  EXPECT_DOUBLE_EQ(Spec::parse("p:x=-2.5e-3", "policy").number("x", 0), -2.5e-3);
+  EXPECT_DOUBLE_EQ(Spec::parse("p:x=7", "policy").number("x", 0), 7);
 }
 
 TEST(Spec, OnlyKnownOptions) {
