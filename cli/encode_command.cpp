@@ -41,6 +41,13 @@ int run(const Options& o) {
     throw std::invalid_argument("--context " + std::to_string(o.context) + ": the file holds " +
                                 std::to_string(kv.contexts.size()) + " context(s)");
   const auto codec = codec::make_codec(o.codec_spec);
+  if (const auto model = kv.metadata.find("model"); model != kv.metadata.end()) {  // kv-export records it
+    try {
+      codec::check_codec_model(*codec, model->second);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(o.kv_path + " holds the KV of model " + model->second + ": " + e.what());
+    }
+  }
   const int level = o.level == 0 ? codec->levels().back() : o.level;
   const auto& cache = kv.contexts[o.context];
   const int64_t tokens = cache.shape().tokens;

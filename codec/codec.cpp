@@ -1,5 +1,6 @@
 #include "codec/codec.h"
 
+#include <filesystem>
 #include <stdexcept>
 
 #include "codec/bitstream_error.h"
@@ -30,6 +31,18 @@ std::unique_ptr<Codec> make_codec(const std::string& text) {
   std::string names;
   for (const auto& entry : codec_registry()) names += (names.empty() ? "" : ", ") + entry.name;
   throw std::invalid_argument("unknown codec \"" + spec.name() + "\" (known: " + names + ")");
+}
+
+void check_codec_model(const Codec& codec, const std::string& model) {
+  const auto last_component = [](std::string name) {
+    while (name.size() > 1 && name.back() == '/') name.pop_back();
+    return std::filesystem::path(name).filename().string();
+  };
+  const std::string fitted = codec.fitted_model();
+  if (fitted.empty() || last_component(fitted) == last_component(model)) return;
+  throw std::invalid_argument("codec " + codec.spec() + " was fitted to model \"" + fitted + "\", not to \"" + model +
+                              "\", whose KV this run encodes: fit it to that model (kvstream calibrate --model " + model +
+                              ")");
 }
 
 DecodedChunk decode_bitstream(std::span<const uint8_t> bytes, const DecodeContext& context) {

@@ -57,6 +57,9 @@ class Codec {
   virtual std::string content_id() const { return ""; }
   // The entropy coder, for reports ("ac" or "rans" for CacheGen); "" for codecs without one.
   virtual std::string entropy_coder() const { return ""; }
+  // The model this codec was fitted to (a transform calibration's, as `kvstream calibrate --model`
+  // named it); "" for a codec that fits any model. check_codec_model holds it against a run's model.
+  virtual std::string fitted_model() const { return ""; }
   // Encodes one chunk. `source_dtype` is recorded so a decoder can write the KV back in its dtype.
   virtual std::vector<uint8_t> encode(const KvChunkView& chunk, int level, int64_t t0,
                                       SourceDtype source_dtype = SourceDtype::kFp16) const = 0;
@@ -108,6 +111,12 @@ std::string with_calibration(const std::string& spec, const std::string& kvcal_p
 // after checking its options; empty when it leaves them to its calibration. Throws
 // std::invalid_argument naming the option, so a spec is checked before its calibration exists.
 std::vector<double> transform_spec_distortions(const common::Spec& spec);
+
+// Throws std::invalid_argument when `codec` was fitted to another model than `model` (the name or path
+// a run loads it by): a calibration applied to another model's KV decodes with errors no shape check
+// sees. Names compare by their last path component, so "m.gguf", "./m.gguf" and "/data/m.gguf" are
+// one model.
+void check_codec_model(const Codec& codec, const std::string& model);
 
 // Parses and validates the container, then dispatches on the codec id.
 DecodedChunk decode_bitstream(std::span<const uint8_t> bytes, const DecodeContext& context = {});

@@ -5,12 +5,15 @@
 #include <bit>
 #include <cmath>
 #include <functional>
+#include <numbers>
+#include <span>
 #include <stdexcept>
 
 #include "codec/bitstream.h"
 #include "codec/byte_io.h"
 #include "codec/cdf.h"
 #include "codec/crc32c.h"
+#include "codec/transform_distortion.h"
 #include "common/atomic_file.h"
 #include "common/file_text.h"
 
@@ -49,11 +52,52 @@ void check_levels(const std::vector<double>& levels, const std::function<void(co
   if (levels.empty() || levels.size() > size_t(kTransformMaxLevels))
     fail("needs 1 to " + std::to_string(kTransformMaxLevels) + " levels, has " + std::to_string(levels.size()));
   for (size_t i = 0; i < levels.size(); ++i) {
-    if (!(levels[i] > 0 && levels[i] <= 1))
-      fail("level " + std::to_string(i + 1) + ": distortion " + std::to_string(levels[i]) + " not in (0, 1]");
+    if (const std::string error = transform_distortion_error(levels[i]); !error.empty())
+      fail("level " + std::to_string(i + 1) + ": " + error);
     if (i > 0 && !(levels[i] < levels[i - 1]))
       fail("level distortions must decrease (lowest quality first), level " + std::to_string(i + 1) + " does not");
   }
+}
+
+// How far a row's basis W (C x C, component-major) is from orthonormal, as a decoder feels it: the
+// largest of |W^T W v - v| / |v| over kBasisProbes Gaussian probes v, each an estimate of the RMS
+// singular value of W^T W - I (its Frobenius norm over sqrt(C)), i.e. the relative error a random
+// vector picks up when projected and reconstructed. O(C^2) per probe, where the Gram matrix would
+// cost O(C^3). The probes are drawn from the file's own bytes, so the verdict is deterministic. An
+// orthonormal basis stored as floats measures about 1e-7 sqrt(C); a basis of identical unit rows
+// about sqrt(C).
+constexpr int kBasisProbes = 4;
+constexpr double kBasisTolerance = 1e-3;
+
+double orthonormality_error(const std::vector<float>& basis, int channels, std::span<const uint8_t> file) {
+  uint64_t state = file_fingerprint(file);
+  const auto uniform = [&state] {  // splitmix64, to (0, 1)
+    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return (double((z ^ (z >> 31)) >> 11) + 0.5) * 0x1p-53;
+  };
+  const auto c = size_t(channels);
+  std::vector<double> v(c), wv(c), back(c);
+  double worst = 0;
+  for (int probe = 0; probe < kBasisProbes; ++probe) {
+    for (auto& x : v) x = std::sqrt(-2 * std::log(uniform())) * std::cos(2 * std::numbers::pi * uniform());  // Box-Muller
+    for (size_t i = 0; i < c; ++i) {  // W v
+      double sum = 0;
+      for (size_t k = 0; k < c; ++k) sum += double(basis[i * c + k]) * v[k];
+      wv[i] = sum;
+    }
+    std::fill(back.begin(), back.end(), 0.0);
+    for (size_t i = 0; i < c; ++i)  // W^T (W v)
+      for (size_t k = 0; k < c; ++k) back[k] += double(basis[i * c + k]) * wv[i];
+    double diff = 0, norm = 0;
+    for (size_t k = 0; k < c; ++k) {
+      diff += (back[k] - v[k]) * (back[k] - v[k]);
+      norm += v[k] * v[k];
+    }
+    worst = std::max(worst, std::sqrt(diff / norm));
+  }
+  return worst;
 }
 
 // The tokens of row r of every context (positions >= sinks), keys with RoPE undone: [N][C].
@@ -118,6 +162,7 @@ TransformCalibration TransformCalibration::build(const std::vector<KvChunkView>&
   if (options.rope.pairs != RopePairs::kNone && (s.head_dim % 2 != 0 || !(options.rope.theta > 0)))
     fail("RoPE needs an even head_dim and theta > 0");
   if (options.sink_tokens < 0) fail("sink_tokens must be >= 0");
+  if (options.model.empty()) fail("no model named (Options::model): a calibration records the model it fits");
   check_levels(options.level_distortions, fail);
 
   TransformCalibration cal;
@@ -243,12 +288,16 @@ TransformCalibration TransformCalibration::parse(std::span<const uint8_t> bytes,
     TransformCalibration cal;
     const auto name = r.take(r.get<uint16_t>());
     cal.model_.assign(name.begin(), name.end());
+    if (cal.model_.empty()) fail("names no model (kvstream calibrate records the model it fitted)");
     cal.layers_ = r.get<uint16_t>();
     cal.kv_heads_ = r.get<uint16_t>();
     cal.head_dim_ = r.get<uint16_t>();
+    const int64_t wide_channels = int64_t(cal.kv_heads_) * cal.head_dim_;  // up to 65535^2: no int overflow
+    if (cal.layers_ < 1 || cal.layers_ > kMaxLayers || wide_channels < 1 || wide_channels > kMaxCalibrationChannels)
+      fail("bad shape L=" + std::to_string(cal.layers_) + " H=" + std::to_string(cal.kv_heads_) + " D=" +
+           std::to_string(cal.head_dim_) + " (1.." + std::to_string(kMaxLayers) + " layers, 1.." +
+           std::to_string(kMaxCalibrationChannels) + " channels H*D)");
     const int channels = cal.channels();
-    if (cal.layers_ < 1 || cal.layers_ > kMaxLayers || channels < 1 || channels > kMaxCalibrationChannels)
-      fail("bad shape L=" + std::to_string(cal.layers_) + " C=" + std::to_string(channels));
     const auto pairs = r.get<uint8_t>();
     if (pairs > static_cast<uint8_t>(RopePairs::kRotateHalf)) fail("unknown RoPE layout " + std::to_string(pairs));
     cal.rope_ = {static_cast<RopePairs>(pairs), get_f64(r)};
@@ -282,6 +331,9 @@ TransformCalibration TransformCalibration::parse(std::span<const uint8_t> bytes,
         if (std::abs(norm - 1.0) > 1e-3)
           fail("row " + std::to_string(row) + ": component " + std::to_string(i) + " is not of unit length");
       }
+      if (const double error = orthonormality_error(out.basis, channels, body); error > kBasisTolerance)
+        fail("row " + std::to_string(row) + ": the basis is not orthonormal (|W^T W v - v| / |v| = " + std::to_string(error) +
+             " for a random v, more than " + std::to_string(kBasisTolerance) + ")");
       cal.rows_.push_back(std::move(out));
     }
     const size_t entries = size_t(2) * kTransformClasses * (kTransformAlphabet + 1);

@@ -51,7 +51,7 @@ class TransformCalibration {
   };
 
   struct Options {
-    std::string model;                    // recorded for messages only
+    std::string model;                    // the model fitted (required): codecs check it (check_codec_model)
     RopeSpec rope;                        // how the model turned its keys
     int sink_tokens = 4;                  // positions kept in fp16 by the codec
     std::vector<double> level_distortions = {0.5, 0.3, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001, 3e-4, 1e-4};
@@ -61,7 +61,11 @@ class TransformCalibration {
   // 0). Throws std::invalid_argument for contexts of different shapes, an odd head_dim with RoPE,
   // too few tokens (fewer than C + 1 beyond the sinks), or a bad level list.
   static TransformCalibration build(const std::vector<KvChunkView>& contexts, const Options& options);
-  static TransformCalibration load(const std::filesystem::path& path);  // throws std::runtime_error naming the file
+  // load and parse check everything a decoder and encoder rely on, and throw std::runtime_error
+  // naming the file and what is wrong: the CRC, the shape (H * D computed without overflow), a model
+  // name, levels (transform_distortion.h), row weights, finite values, descending variances, a basis
+  // that is orthonormal within 1e-3 (unit rows and, by random probes, W^T W = I) and valid CDFs.
+  static TransformCalibration load(const std::filesystem::path& path);
   void save(const std::filesystem::path& path) const;                   // atomic (temp file + rename)
   std::vector<uint8_t> serialize() const;
   static TransformCalibration parse(std::span<const uint8_t> bytes, const std::string& where);

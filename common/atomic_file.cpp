@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <regex>
 #include <stdexcept>
 
 namespace kvstream::common {
@@ -26,7 +27,25 @@ std::filesystem::path temporary_name(const std::filesystem::path& path) {
   return path.string() + ".tmp." + host + "." + std::to_string(::getpid()) + "." + std::to_string(count++);
 }
 
+// Whether `name` is one temporary_name gives: <file>.tmp.<host>.<pid>.<n>.
+bool is_temporary_name(const std::string& name) {
+  static const std::regex pattern(R"(.+\.tmp\.[^/]+\.[0-9]+\.[0-9]+)");
+  return std::regex_match(name, pattern);
+}
+
 }  // namespace
+
+size_t remove_stale_temporaries(const std::filesystem::path& dir) {
+  size_t removed = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    std::error_code file_ec;
+    if (entry.is_regular_file(file_ec) && is_temporary_name(entry.path().filename().string()) &&
+        std::filesystem::remove(entry.path(), file_ec))
+      ++removed;
+  }
+  return removed;
+}
 
 void write_file_atomically(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write) {
   const std::filesystem::path tmp = temporary_name(path);

@@ -11,4 +11,9 @@ namespace kvstream::common {
 
 void write_file_atomically(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write);
 
+// Removes the temporary files that writers killed mid-write (SIGKILL, a lost node) left directly in
+// `dir` (PATH.tmp.<host>.<pid>.<n>, not in its subfolders), and returns how many. Only for a
+// directory no one else writes into at the time: a result directory under its DirectoryLock.
+size_t remove_stale_temporaries(const std::filesystem::path& dir);
+
 }  // namespace kvstream::common

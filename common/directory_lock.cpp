@@ -8,6 +8,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "common/atomic_file.h"
 #include "common/utc_time.h"
 
 namespace kvstream::common {
@@ -48,6 +49,7 @@ DirectoryLock::DirectoryLock(const std::filesystem::path& dir, const std::string
   if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, text.data(), text.size(), 0) != ssize_t(text.size())) {
     // The lock holds without its description; the next writer's message only says less.
   }
+  remove_stale_temporaries(dir);
 }
 
 DirectoryLock::~DirectoryLock() {

@@ -12,7 +12,9 @@ namespace kvstream::common {
 class DirectoryLock {
  public:
   // Creates `dir` if needed and locks it. `holder` says who holds it (e.g. "kvstream run"), written
-  // into the lock file with the process id, host and time for the next one's message. Throws
+  // into the lock file with the process id, host and time for the next one's message. Once locked,
+  // the temporary files an earlier writer killed mid-write left in `dir` are removed (no one else
+  // can be writing them: common/atomic_file.h). Throws
   // std::runtime_error naming the directory and the holder when another process holds it, and
   // naming the call when the directory or the lock file cannot be made.
   DirectoryLock(const std::filesystem::path& dir, const std::string& holder);

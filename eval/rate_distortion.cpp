@@ -66,10 +66,8 @@ std::string runnable_spec(const std::string& curve, const models::LoadedModel& m
     codec::parse_codec_spec(curve).fail(
         "names no calibration: give cal=M.kvcal (kvstream calibrate) or --calibration-text to fit one here");
   if (fitted.empty()) {
-    codec::TransformCalibration::Options fit;
-    fit.model = model.name;
     fitted = scratch.file("fitted.kvcal").string();
-    fit_transform(model, *options.calibration, fit, kTransformSensitivityWindows).save(fitted);
+    fit_transform(model, *options.calibration, {}, kTransformSensitivityWindows).save(fitted);
   }
   return codec::with_calibration(curve, fitted);
 }

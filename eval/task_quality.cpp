@@ -69,6 +69,7 @@ std::vector<TaskQualityRow> run_task_quality(const models::LoadedModel& m, const
                                 std::to_string(o.generate_tokens) + ")");
   const auto levels = codec::codec_levels(o.codecs, o.levels);
   if (levels.empty()) throw std::invalid_argument("no codec has any of the requested levels");
+  for (const auto& level : levels) codec::check_codec_model(*level.codec, m.name);
 
   auto records = read_task_jsonl(common::resolve_input(o.tasks_path));
   if (records.empty()) throw std::invalid_argument(o.tasks_path + " holds no records");

@@ -12,7 +12,7 @@
 namespace kvstream::eval {
 
 QualityProbe::QualityProbe(const models::LoadedModel& m, const QualityOptions& o)
-    : model_(*m.model), greedy_tokens_(o.greedy_tokens) {
+    : model_(*m.model), model_name_(m.name), greedy_tokens_(o.greedy_tokens) {
   const std::string text = common::read_file_text(common::resolve_input(o.text_path));
   const int needed = o.context_tokens + o.continuation_tokens;
   if (needed > model_.config().max_seq_len)
@@ -51,6 +51,7 @@ QualityProbe::QualityProbe(const models::LoadedModel& m, const QualityOptions& o
 }
 
 QualityRow QualityProbe::measure(const codec::CodecLevel& codec_level, bool greedy) const {
+  codec::check_codec_model(*codec_level.codec, model_name_);
   QualityRow row;
   row.codec = codec_level.codec->spec();
   row.level = codec_level.level;
@@ -89,9 +90,11 @@ nlohmann::json QualityRow::to_json() const {
 
 std::vector<QualityRow> run_quality(const models::LoadedModel& m, const QualityOptions& o,
                                     const std::function<void(const QualityRow&)>& on_row) {
+  const auto levels = codec::codec_levels(o.codecs, o.levels);
+  for (const auto& codec_level : levels) codec::check_codec_model(*codec_level.codec, m.name);  // before the prefills
   const QualityProbe probe(m, o);
   std::vector<QualityRow> rows;
-  for (const auto& codec_level : codec::codec_levels(o.codecs, o.levels)) {
+  for (const auto& codec_level : levels) {
     rows.push_back(probe.measure(codec_level));
     if (on_row) on_row(rows.back());
   }

@@ -51,7 +51,8 @@ class QualityProbe {
   // Throws std::invalid_argument naming the text and the window when the text is too short.
   QualityProbe(const models::LoadedModel& model, const QualityOptions& options);
   // Every window encoded and decoded at the level; greedy_match_tokens only with `greedy` (it costs
-  // greedy_tokens steps per window).
+  // greedy_tokens steps per window). Throws std::invalid_argument for a codec fitted to another model
+  // (codec::check_codec_model).
   QualityRow measure(const codec::CodecLevel& codec_level, bool greedy = true) const;
 
  private:
@@ -63,6 +64,7 @@ class QualityProbe {
     std::vector<int32_t> reference_greedy;
   };
   const models::LlamaModel& model_;
+  std::string model_name_;
   int greedy_tokens_;
   std::vector<Window> windows_;
   double ppl_ref_ = 0;

@@ -8,6 +8,7 @@ namespace kvstream::eval {
 codec::TransformCalibration fit_transform(const models::LoadedModel& model, const TextWindows& windows,
                                           codec::TransformCalibration::Options options, int sensitivity_windows,
                                           bool keep_rope) {
+  options.model = model.name;  // what codecs hold a run's model against (codec::check_codec_model)
   if (!keep_rope) options.rope = rope_spec(model.model->config());
   const auto kv = window_kv(model, windows);
   std::vector<codec::KvChunkView> views;

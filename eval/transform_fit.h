@@ -12,7 +12,8 @@ inline constexpr int kTransformSensitivityWindows = 4;  // the default of `kvstr
 
 // Prefills `windows`, fits every row (keys with the model's RoPE undone unless `keep_rope`) and,
 // with sensitivity_windows > 0, weighs each row's distortion by its measured effect on KL
-// (eval/kv_sensitivity.h) on that many of the windows. `options.rope` is set here.
+// (eval/kv_sensitivity.h) on that many of the windows. `options.rope` and `options.model` (the
+// model's name) are set here.
 codec::TransformCalibration fit_transform(const models::LoadedModel& model, const TextWindows& windows,
                                           codec::TransformCalibration::Options options, int sensitivity_windows,
                                           bool keep_rope = false);

@@ -438,28 +438,42 @@ RunnerReport run_experiment(const ExperimentConfig& config, const std::string& c
   manifest["state"] = "running";  // until the last run: an interrupted session leaves it so
   result.write_json("manifest.json", manifest);
 
-  // 3. The runs.
-  log << config.name << ": " << grid.size() << " runs in the grid, " << report.shard_runs << " in shard "
-      << options.shard.to_string() << ", " << report.resumed_runs << " done before, " << todo.size() << " to run on "
-      << options.jobs << " thread(s)" << std::endl;
-  {
-    RunLog run_log(result.file("runs.jsonl"));
-    Progress progress(report.shard_runs, report.resumed_runs, log, options.terminal);
-    const Inputs inputs{config, contexts, trace_sets, hardware.profiles};
-    execute_all(inputs, todo, std::max(1, options.jobs), run_log, progress);
-    progress.finish();
-  }
-  report.new_runs = todo.size();
+  try {
+    // 3. The runs.
+    log << config.name << ": " << grid.size() << " runs in the grid, " << report.shard_runs << " in shard "
+        << options.shard.to_string() << ", " << report.resumed_runs << " done before, " << todo.size() << " to run on "
+        << options.jobs << " thread(s)" << std::endl;
+    {
+      RunLog run_log(result.file("runs.jsonl"));
+      Progress progress(report.shard_runs, report.resumed_runs, log, options.terminal);
+      const Inputs inputs{config, contexts, trace_sets, hardware.profiles};
+      execute_all(inputs, todo, std::max(1, options.jobs), run_log, progress);
+      progress.finish();
+    }
+    report.new_runs = todo.size();
 
-  // 4. The tables, manifest and figures.
-  auto& session = manifest["sessions"].back();
-  session["finished_at"] = common::utc_now();
-  session["new_runs"] = report.new_runs;
-  session["wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  manifest["state"] = "complete";
-  const auto finished = result.finish(read_run_log(result.file("runs.jsonl")), std::move(manifest), options.figures, log);
-  report.summary = finished.summary;
-  report.figures_written = finished.figures_written;
+    // 4. The tables, manifest and figures.
+    auto& session = manifest["sessions"].back();
+    session["finished_at"] = common::utc_now();
+    session["new_runs"] = report.new_runs;
+    session["wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    manifest["state"] = "complete";
+    const auto finished = result.finish(read_run_log(result.file("runs.jsonl")), manifest, options.figures, log);
+    report.summary = finished.summary;
+    report.figures_written = finished.figures_written;
+  } catch (const std::exception& e) {
+    // An error that ends the session cleanly (a run's error, a full disk, "File too large") is said in
+    // the manifest; only a killed session leaves "running".
+    manifest["state"] = "failed";
+    manifest["sessions"].back()["failed_at"] = common::utc_now();
+    manifest["sessions"].back()["error"] = common::first_line(e);
+    try {
+      result.write_json("manifest.json", manifest);
+    } catch (const std::exception&) {
+      // The disk that failed the runs may fail this too: the error below says what happened.
+    }
+    throw;
+  }
   return report;
 }
 

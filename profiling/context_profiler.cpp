@@ -109,6 +109,7 @@ ChunkedPrefill chunked_prefill(const models::LlamaModel& model, const std::vecto
 MeasuredContext profile_context(const models::LoadedModel& m, const ContextTokens& context, const ProfilingOptions& options,
                                 ProfiledBitstreams* keep) {
   const auto planned = plan_levels(options);
+  for (const auto& p : planned) codec::check_codec_model(*p.codec, m.name);
   const int64_t T = int64_t(context.context_ids.size());
   const int64_t K = int64_t(context.continuation_ids.size());
   check_lengths(m, T, K);

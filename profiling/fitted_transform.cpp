@@ -4,7 +4,9 @@
 
 #include "codec/codec.h"
 #include "codec/transform_calibration.h"
+#include "common/atomic_file.h"
 #include "common/content_hash.h"
+#include "common/json_reader.h"
 #include "eval/text_windows.h"
 #include "eval/transform_fit.h"
 
@@ -30,19 +32,40 @@ std::string fitted_calibration(const models::LoadedModel& model, const nlohmann:
       {"sink_tokens", options.sink_tokens},
       {"level_distortions", options.level_distortions}};
   const std::filesystem::path path = cache_dir / "calibrations" / (common::content_hash(inputs.dump()) + ".kvcal");
+  // Beside it, its record: the inputs and the id of the calibration fitted on them. A cached file is
+  // used only when it is what the record says, for this model; anything else (a different
+  // calibration copied over it, a file without its record) is fitted again (docs/THREAT_MODEL.md).
+  const std::filesystem::path record = path.string() + ".json";
   if (std::filesystem::exists(path)) {
-    log("transform codec for " + model.name + ": calibration from the cache (" + path.string() + ")");
-    return path.string();
+    std::string mismatch;
+    try {
+      const nlohmann::json stored = common::read_json_file(record.string());
+      const auto cal = codec::TransformCalibration::load(path);
+      if (stored.value("inputs", nlohmann::json()) != inputs) mismatch = "its record was made for other inputs";
+      else if (stored.value("calibration_id", std::string()) != common::hex64(cal.id()))
+        mismatch = "it is not the calibration its record names (id " + common::hex64(cal.id()) + ", recorded " +
+                   stored.value("calibration_id", std::string("none")) + ")";
+      else if (cal.model() != model.name) mismatch = "it was fitted to model " + cal.model();
+    } catch (const std::exception& e) {
+      mismatch = e.what();
+    }
+    if (mismatch.empty()) {
+      log("transform codec for " + model.name + ": calibration from the cache (" + path.string() + ")");
+      return path.string();
+    }
+    log("transform codec for " + model.name + ": the cached calibration " + path.string() + " is not used (" + mismatch +
+        "): fitting it again");
   }
   const auto start = std::chrono::steady_clock::now();
-  codec::TransformCalibration::Options fit = options;
-  fit.model = model.name;
   std::filesystem::create_directories(path.parent_path());
-  eval::fit_transform(model, windows, fit, eval::kTransformSensitivityWindows).save(path);  // atomic
+  const auto cal = eval::fit_transform(model, windows, options, eval::kTransformSensitivityWindows);
+  cal.save(path);  // atomic, and the record after it: a calibration without its record is fitted again
+  const nlohmann::json stored = {{"inputs", inputs}, {"calibration_id", common::hex64(cal.id())}};
+  common::write_file_atomically(record, [&](std::ostream& out) { out << stored.dump(2) << "\n"; });
   log("transform codec for " + model.name + ": fitted on " + std::to_string(windows.contexts) + " windows of " +
       std::to_string(windows.context_tokens) + " tokens of " + windows.text_path + " in " +
       std::to_string(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()) + " s (" +
-      path.string() + ")");
+      path.string() + ", id " + common::hex64(cal.id()) + ")");
   return path.string();
 }
 

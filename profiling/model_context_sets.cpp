@@ -106,9 +106,15 @@ MeasuredContextSet measure_model_contexts(const ModelContextsRequest& request, c
   const nlohmann::json fingerprint = model_fingerprint(loaded.model);
   ProfilingOptions options{m.chunk_tokens, request.codecs, request.levels};
   nlohmann::json codec_contents = nlohmann::json::array();  // the files the specs name, by content
+  nlohmann::json codecs_used = nlohmann::json::array();     // the same for manifest.json, spec by spec
   try {
     options.runs_as = fit_transform_specs(request.codecs, loaded.model, fingerprint, cache.dir(), log);
-    for (const auto& spec : request.codecs) codec_contents.push_back(codec::make_codec(options.runnable(spec))->content_id());
+    for (const auto& spec : request.codecs) {
+      const auto codec = codec::make_codec(options.runnable(spec));
+      codec::check_codec_model(*codec, loaded.model.name);
+      codec_contents.push_back(codec->content_id());
+      codecs_used.push_back({{"spec", spec}, {"runs_as", options.runnable(spec)}, {"content_id", codec->content_id()}});
+    }
   } catch (const std::exception& e) {
     throw std::runtime_error(path + (loaded.fallback ? ".fallback" : "") + ": " + e.what());
   }
@@ -151,7 +157,7 @@ MeasuredContextSet measure_model_contexts(const ModelContextsRequest& request, c
   out.level_rows = measured_level_rows(request.set_name, loaded.model.name, results);
   out.provenance = {{"model_requested", request.contexts.model}, {"model_used", loaded.model.name},
                     {"fallback_used", loaded.fallback}, {"dataset", m.dataset}, {"tokens", m.tokens},
-                    {"chunk_tokens", m.chunk_tokens}, {"profile_cache_keys", keys}};
+                    {"chunk_tokens", m.chunk_tokens}, {"codecs", codecs_used}, {"profile_cache_keys", keys}};
   return out;
 }
 

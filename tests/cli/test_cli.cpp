@@ -144,6 +144,22 @@ TEST_F(Cli, TransformCodecCalibratedOnTextRoundTripsWithItsCalibration) {
   ok(std::string("encode --kv ") + kKvFixture + " --codec quant:bits=8 --context 3 --out Q.kvs");
   EXPECT_LT(2 * fs::file_size(dir_ / "X.kvs"), fs::file_size(dir_ / "Q.kvs"));  // well under 8-bit's size
 
+  // The calibration holds its model: a KV dump of another model is refused, naming both.
+  std::map<std::string, std::string> other_model = fixture().metadata;
+  other_model["model"] = "smollm2";
+  codec::KvFile other;
+  other.contexts = {codec::KvCache::from_view(fixture().contexts[3].chunk(0, 64))};
+  other.metadata = other_model;
+  codec::save_kv(dir_ / "other.safetensors", other);
+  test_support::expect_failure(run("encode --kv other.safetensors --codec transform:cal=S.kvcal --out O.kvs"), 1,
+                               "was fitted to model \"stories260K\", not to \"smollm2\"");
+  EXPECT_FALSE(fs::exists(dir_ / "O.kvs"));
+  // Distortions outside the format's range are refused before the model runs.
+  test_support::expect_failure(run("calibrate --model stories260K --levels 0.05,1e-9 --out T.kvcal"), 2,
+                               "--levels: level 2: relative distortion 1e-09 is outside [1e-08, 1]");
+  test_support::expect_failure(run("calibrate --model stories260K --levels 0.005,0.05 --out T.kvcal"), 2, "must decrease");
+  EXPECT_FALSE(fs::exists(dir_ / "T.kvcal"));
+
   const Result missing = run("decode X.kvs --out Y.safetensors");
   EXPECT_EQ(missing.rc, 1);
   EXPECT_NE(missing.err.find("transform calibration id"), std::string::npos) << missing.err;
@@ -176,6 +192,9 @@ TEST_F(Cli, CalibrateLadderWritesALadderTheCodecTakes) {
   const Result bad = run("calibrate-ladder --model stories260K --codec cachegen --kl 0.1,zero --out M.json");
   EXPECT_EQ(bad.rc, 2) << bad.err;
   EXPECT_NE(bad.err.find("--kl: \"zero\""), std::string::npos) << bad.err;
+  // A KL no level could have is refused as a KL (it was once reported as the distortion d=100).
+  test_support::expect_failure(run("calibrate-ladder --model stories260K --codec cachegen --kl 100 --out M.json"), 2,
+                               "--kl: \"100\" is not a KL in (0, 10] nats per token");
   const Result quant = run("calibrate-ladder --model stories260K --codec quant --kl 0.1 --out M.json");
   EXPECT_EQ(quant.rc, 1) << quant.err;
   EXPECT_NE(quant.err.find("cachegen and transform"), std::string::npos) << quant.err;

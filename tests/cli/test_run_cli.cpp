@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "codec/transform_calibration.h"
 #include "experiments/experiment_runner.h"
 #include "experiments/result_tables.h"
 #include "experiments/run_log.h"
@@ -266,11 +267,22 @@ TEST_F(RunCli, AFullDiskIsAClearErrorAndNothingIsHalfWritten) {
   ASSERT_FALSE(log.empty());
   EXPECT_EQ(log.back(), '\n') << "a partial line was left";
   EXPECT_LT(experiments::read_run_log(full / "runs.jsonl").size(), experiments::read_run_log(whole / "runs.jsonl").size());
+  // The manifest says the session failed, and why (it stayed "running" before).
+  const auto manifest = nlohmann::json::parse(read_text(full / "manifest.json"));
+  EXPECT_EQ(manifest["state"], "failed");
+  EXPECT_NE(manifest["sessions"].back()["error"].get<std::string>().find("File too large"), std::string::npos) << manifest;
+  // What a writer killed during a rewrite leaves (runs.jsonl's temporary file) goes with the next
+  // session; a file of another name stays.
+  std::ofstream(full / "runs.jsonl.tmp.otherhost.4242.0") << "{\"run\": 0";
+  std::ofstream(full / "notes.tmp.txt") << "mine";
 
   const auto resumed = run("run " + path.string() + " --out " + full.string() + " --resume --profile-cache " + cache + " --no-figures");
   ASSERT_EQ(resumed.rc, 0) << resumed.err;
   EXPECT_EQ(read_text(full / "runs.jsonl"), read_text(whole / "runs.jsonl"));
   EXPECT_EQ(read_text(full / "summary.csv"), read_text(whole / "summary.csv"));
+  EXPECT_FALSE(fs::exists(full / "runs.jsonl.tmp.otherhost.4242.0"));
+  EXPECT_TRUE(fs::exists(full / "notes.tmp.txt"));
+  EXPECT_EQ(nlohmann::json::parse(read_text(full / "manifest.json"))["state"], "complete");
 }
 
 // Two writers of one directory: the second is refused while the first runs, naming it, and the
@@ -482,7 +494,45 @@ TEST_F(RunCli, ATransformSpecIsFittedToTheModelOnceAndCached) {
   const auto bad = run_config(write_config(config), "--no-figures");
   EXPECT_EQ(bad.rc, 1);
   EXPECT_NE(bad.err.find("$.codecs[1]"), std::string::npos) << bad.err;
-  EXPECT_NE(bad.err.find("d (the relative distortion) must be in (0, 1]"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("d=: relative distortion 2 is outside [1e-08, 1]"), std::string::npos) << bad.err;
+}
+
+// A valid calibration copied over the cache entry (another fit, another model's) is not used
+// silently: it is not what the entry's record names, so it is fitted again; and the manifest names
+// the calibration every codec ran with.
+TEST_F(RunCli, ACalibrationCopiedOverACacheEntryIsFittedAgain) {
+  if (const std::string why = why_no_stories260k(); !why.empty()) GTEST_SKIP() << why;
+  const auto path = write_config(nlohmann::json::parse(R"({
+    "name": "copied",
+    "contexts": [{"name": "ts", "model": "stories260K", "dataset": "text/tinystories/tinystories_val.txt",
+                  "count": 1, "tokens": 128, "chunk_tokens": 64, "continuation_tokens": 16}],
+    "codecs": ["transform:d=0.01", "cachegen"],
+    "traces": [{"name": "c1", "inputs": ["constant:gbps=1"]}],
+    "policies": ["fixed:transform:d=0.01:1"],
+    "slo_s": 0.5
+  })"));
+  ASSERT_EQ(run_config(path, "--no-figures").rc, 0);
+  fs::path entry;
+  for (const auto& file : fs::directory_iterator(dir_ / "cache/calibrations"))
+    if (file.path().extension() == ".kvcal") entry = file.path();
+  ASSERT_FALSE(entry.empty());
+  const auto record = nlohmann::json::parse(read_text(entry.string() + ".json"));
+  const auto codecs = [&] {
+    return nlohmann::json::parse(read_text(dir_ / "results/copied/manifest.json"))["context_sets"][0]["codecs"];
+  };
+  EXPECT_EQ(codecs()[0]["spec"], "transform:d=0.01");
+  EXPECT_NE(codecs()[0]["content_id"].get<std::string>().find("cal=" + record["calibration_id"].get<std::string>()),
+            std::string::npos) << codecs();
+  EXPECT_EQ(codecs()[1]["content_id"].get<std::string>().rfind("ladder=", 0), 0u) << codecs();
+
+  codec::TransformCalibration other = codec::TransformCalibration::load(entry);  // valid, but not this fit
+  other.set_row_weights(std::vector<double>(size_t(2 * other.layers()), 2.0));
+  other.save(entry);
+  const auto again = run_config(path, "--no-figures --overwrite");
+  ASSERT_EQ(again.rc, 0) << again.err;
+  EXPECT_NE(again.err.find("is not used (it is not the calibration its record names"), std::string::npos) << again.err;
+  EXPECT_NE(again.err.find("fitting it again"), std::string::npos) << again.err;
+  EXPECT_EQ(codec::TransformCalibration::load(entry).id(), std::stoull(record["calibration_id"].get<std::string>(), nullptr, 16));
 }
 
 // The main job's promise: without the model's files or the trace data it still runs, on the

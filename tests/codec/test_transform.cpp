@@ -4,6 +4,7 @@
 // sinks kept in fp16, sizes falling with the level, and typed errors without the calibration.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <fstream>
 #include <random>
@@ -108,6 +109,149 @@ TEST_F(TransformTest, ACorruptOrCutCalibrationIsRefusedNamingTheFile) {
   foreign[0] = 'X';
   EXPECT_NE(error_of(foreign).find("magic"), std::string::npos);
   EXPECT_THROW(TransformCalibration::load(dir_ / "absent.kvcal"), std::runtime_error);
+}
+
+// The fixture calibration's bytes with one edit, its CRC32C made right again: what a file made by
+// hand or by another program may hold (codec/FORMAT.md "Transform calibration" gives the layout).
+struct CalibrationBytes {
+  std::vector<uint8_t> bytes = fixture_calibration().serialize();
+  static constexpr size_t kName = 8, kNameBytes = 11;  // "stories260K"
+  static constexpr size_t kShape = kName + kNameBytes, kRows = kShape + 6 + 1 + 8 + 4 + 1 + 12 * 8;
+  static constexpr size_t kC = 32, kRowBytes = 8 + 4 * (2 * kC + kC * kC);
+  size_t basis(int row, size_t component, size_t channel) const {
+    return kRows + size_t(row) * kRowBytes + 8 + 4 * (2 * kC + component * kC + channel);
+  }
+  void put_f32(size_t at, float v) {
+    const auto u = std::bit_cast<uint32_t>(v);
+    for (int b = 0; b < 4; ++b) bytes[at + size_t(b)] = uint8_t(u >> (8 * b));
+  }
+  float get_f32(size_t at) const {
+    uint32_t u = 0;
+    for (int b = 0; b < 4; ++b) u |= uint32_t(bytes[at + size_t(b)]) << (8 * b);
+    return std::bit_cast<float>(u);
+  }
+  std::string error() {
+    const size_t body = bytes.size() - 4;
+    const uint32_t crc = crc32c(std::span(bytes).first(body));
+    for (int b = 0; b < 4; ++b) bytes[body + size_t(b)] = uint8_t(crc >> (8 * b));
+    try {
+      TransformCalibration::parse(bytes, "x.kvcal");
+    } catch (const std::runtime_error& e) {
+      return e.what();
+    }
+    return "no error";
+  }
+};
+
+TEST_F(TransformTest, ACalibrationWhoseBasisIsNotOrthonormalIsRefused) {
+  EXPECT_EQ(CalibrationBytes().error(), "no error");
+  // Every component of row 0 the same unit vector: each row passes a unit-length check, and the
+  // decoder's reconstruction would be off by about 400 %.
+  CalibrationBytes same;
+  for (size_t i = 0; i < 32; ++i)
+    for (size_t c = 0; c < 32; ++c) same.put_f32(same.basis(0, i, c), c == 0 ? 1.0f : 0.0f);
+  EXPECT_NE(same.error().find("x.kvcal: row 0: the basis is not orthonormal"), std::string::npos) << same.error();
+  // Component 1 of row 3 tilted towards component 0 by 0.1 and normalised: unit length, not orthogonal.
+  CalibrationBytes tilted;
+  std::vector<float> v(32);
+  double norm = 0;
+  for (size_t c = 0; c < 32; ++c) {
+    v[c] = tilted.get_f32(tilted.basis(3, 1, c)) + 0.1f * tilted.get_f32(tilted.basis(3, 0, c));
+    norm += double(v[c]) * v[c];
+  }
+  for (size_t c = 0; c < 32; ++c) tilted.put_f32(tilted.basis(3, 1, c), float(v[c] / std::sqrt(norm)));
+  EXPECT_NE(tilted.error().find("row 3: the basis is not orthonormal"), std::string::npos) << tilted.error();
+}
+
+TEST_F(TransformTest, ShapesBeyondTheLimitsAreRefusedWithoutOverflow) {
+  CalibrationBytes huge;  // H = D = 65535: H * D overflowed an int before it was checked
+  for (size_t at : {CalibrationBytes::kShape + 2, CalibrationBytes::kShape + 4}) huge.bytes[at] = huge.bytes[at + 1] = 0xff;
+  EXPECT_NE(huge.error().find("bad shape L=5 H=65535 D=65535"), std::string::npos) << huge.error();
+}
+
+TEST_F(TransformTest, ACalibrationNamesItsModelAndCodecsCheckIt) {
+  CalibrationBytes nameless;  // the name's length set to 0 and its bytes removed
+  nameless.bytes[6] = nameless.bytes[7] = 0;
+  nameless.bytes.erase(nameless.bytes.begin() + CalibrationBytes::kName,
+                       nameless.bytes.begin() + CalibrationBytes::kName + CalibrationBytes::kNameBytes);
+  EXPECT_NE(nameless.error().find("names no model"), std::string::npos) << nameless.error();
+  TransformCalibration::Options anonymous;
+  EXPECT_THROW(TransformCalibration::build({test_support::kv_fixture().contexts[0].all()}, anonymous), std::invalid_argument);
+
+  const auto codec = make_codec("transform:cal=" + saved_calibration());
+  EXPECT_EQ(codec->fitted_model(), "stories260K");
+  EXPECT_NO_THROW(check_codec_model(*codec, "stories260K"));
+  EXPECT_NO_THROW(check_codec_model(*codec, "/data/models/stories260K"));  // the same name by another path
+  EXPECT_NO_THROW(check_codec_model(*make_codec("cachegen"), "smollm2"));  // fits any model
+  try {
+    check_codec_model(*codec, "smollm2");
+    FAIL() << "a stories260K calibration encoded SmolLM2's KV";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("was fitted to model \"stories260K\", not to \"smollm2\""), std::string::npos)
+        << e.what();
+  }
+}
+
+// Distortions below the format's range (codec/transform_distortion.h) are refused wherever one is
+// read; a clamp once decided the values (d = 1e-20: 28 % error; d = 1e-300: every value the mean).
+TEST_F(TransformTest, DistortionsOutsideTheFormatsRangeAreRefused) {
+  for (const std::string d : {"1e-20", "1e-300", "1e-9", "0x1p-1074", "5e-324", "0", "1.5"}) {
+    try {
+      make_codec("transform:cal=" + saved_calibration() + ",d=" + d);
+      ADD_FAILURE() << "d=" << d << " accepted";
+    } catch (const std::invalid_argument& e) {
+      const std::string message = e.what();
+      EXPECT_TRUE(message.find("is outside [1e-08, 1]") != std::string::npos ||
+                  message.find("expected a decimal number") != std::string::npos)
+          << d << ": " << message;
+    }
+  }
+  EXPECT_NO_THROW(make_codec("transform:cal=" + saved_calibration() + ",d=1e-8"));
+  TransformCalibration::Options options;
+  options.model = "stories260K";
+  options.level_distortions = {0.1, 1e-9};
+  EXPECT_THROW(TransformCalibration::build({test_support::kv_fixture().contexts[0].all()}, options), std::invalid_argument);
+  // A bitstream whose TPRM says d = 1e-20 (CRC made right) is refused by the decoder.
+  const auto codec = make_codec("transform:cal=" + saved_calibration());
+  auto bytes = codec->encode(test_support::kv_fixture().contexts[3].chunk(0, 64), 1, 0);
+  const auto tiny = std::bit_cast<uint64_t>(1e-20);
+  const auto parsed = parse_bitstream(bytes);
+  const size_t d_at = size_t(parsed.section("TPRM").data() - bytes.data()) + 8;
+  for (int b = 0; b < 8; ++b) bytes[d_at + size_t(b)] = uint8_t(tiny >> (8 * b));
+  const size_t body = bytes.size() - kCrcBytes;
+  const uint32_t crc = crc32c(std::span(bytes).first(body));
+  for (int b = 0; b < 4; ++b) bytes[body + size_t(b)] = uint8_t(crc >> (8 * b));
+  try {
+    decode_bitstream(bytes, codec->decode_context());
+    FAIL() << "decoded at d = 1e-20";
+  } catch (const BitstreamError& e) {
+    EXPECT_EQ(e.section(), "TPRM");
+    EXPECT_NE(std::string(e.what()).find("outside [1e-08, 1]"), std::string::npos) << e.what();
+  }
+}
+
+// A coefficient more than 2^30 steps from its row's mean cannot be coded: the encoder refuses the
+// chunk rather than clamping it to a wrong value.
+TEST_F(TransformTest, ACoefficientBeyondTheFormatsRangeIsRefusedNotClamped) {
+  KvCache small(KvShape{5, 4, 8, 128});  // calibrated on values of about 1e-3
+  for (size_t i = 0; i < small.values().size(); ++i)
+    small.values()[i] = float(1e-3 * std::sin(0.37 * double(i)) * double(1 + i % 7));
+  TransformCalibration::Options options;
+  options.model = "small";
+  options.level_distortions = {0.5, 1e-8};
+  const auto path = dir_ / "small.kvcal";
+  TransformCalibration::build({small.all()}, options).save(path);
+  const auto codec = make_codec("transform:cal=" + path.string());
+  KvCache large(KvShape{5, 4, 8, 16});  // values of about 1e4: far outside what it was fitted on
+  for (size_t i = 0; i < large.values().size(); ++i) large.values()[i] = float(1e4 * std::sin(0.11 * double(i)));
+  try {
+    codec->encode(large.all(), 2, 8);
+    FAIL() << "encoded a coefficient beyond 2^30 steps";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("beyond the format's range"), std::string::npos) << e.what();
+  }
+  const auto decoded = decode_bitstream(codec->encode(large.all(), 1, 8), codec->decode_context());  // d = 0.5: in range
+  for (size_t i = 0; i < large.values().size(); ++i) ASSERT_TRUE(std::isfinite(decoded.kv.values()[i]));
 }
 
 TEST_F(TransformTest, HeldOutContextRoundTripsWithinTheQuantizerBound) {
