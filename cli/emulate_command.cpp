@@ -12,6 +12,7 @@ namespace {
 
 struct Options {
   StreamingOptions streaming;
+  double time_limit_s = emulation::kEmulationTimeLimitS;
   std::optional<emulation::RealKvOptions> real_kv;  // --model: the KV is real
 };
 
@@ -29,8 +30,13 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
     ("codec", po::value(&real.codecs)->multitoken()->composing(), "codec spec(s) of the levels (default cachegen; docs/CODECS.md)")
     ("levels", po::value(&real.levels)->multitoken()->composing(), "ladder levels to keep (default all)")
     ("continuation-tokens", po::value(&real.continuation_tokens)->default_value(32), "K: the query is the K-1 tokens after the context, scored against the next K-1");
+  po::options_description emulation_options("emulation");
+  emulation_options.add_options()
+    ("time-limit-s", po::value(&o.time_limit_s)->default_value(emulation::kEmulationTimeLimitS),
+     "real seconds a policy's run may take: a run the simulator says takes longer (or never ends, on a trace "
+     "without capacity) is refused before it starts, and one still going then is stopped");
   po::options_description all;
-  all.add(flags.description()).add(model_options);
+  all.add(flags.description()).add(model_options).add(emulation_options);
   po::variables_map vm;
   if (!parse_or_help(args,
                      "usage: kvstream emulate (--profile P.json [P2.json ...] | --model M --text FILE [--tokens T] ...)\n"
@@ -55,6 +61,7 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
                      all, vm))
     return std::nullopt;
   flags.finish(vm);
+  if (!(o.time_limit_s > 0 && o.time_limit_s <= 86400)) throw po::error("--time-limit-s must be in (0, 86400]");
   const sim::SimConfig& c = o.streaming.config;
   if (c.request_rtt_s > 0 && c.chunk_rtt_s > 0 && c.request_rtt_s != c.chunk_rtt_s)
     throw po::error("--rtt-ms and --chunk-rtt-ms differ: an emulated path has one round trip");
@@ -91,7 +98,7 @@ int run(const Options& o) {
   nlohmann::json runs = nlohmann::json::array(), links = nlohmann::json::array();
   for (const auto& policy : o.streaming.policies) {
     in.policy = policy;
-    const auto report = real_kv ? real_kv->emulate(in) : emulation::emulate(in);
+    const auto report = real_kv ? real_kv->emulate(in, o.time_limit_s) : emulation::emulate(in, o.time_limit_s);
     report_policy(o.streaming, policy, report.results, runs);
     links.push_back({{"policy", policy},
                      {"dropped_packets", report.dropped_packets},

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
@@ -15,6 +14,7 @@
 #include "common/directory_lock.h"
 #include "emulation/fidelity.h"
 #include "emulation/fidelity_errors.h"
+#include "emulation/fidelity_rescore.h"
 #include "emulation/link_check.h"
 #include "experiments/build_info.h"
 #include "experiments/figures.h"
@@ -80,7 +80,13 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
     }
     o.checks.emplace_back(model, fraction);
   }
-  if (!(o.link_check_s >= 0)) throw po::error("--link-check-s must be >= 0");
+  const double window_s = emulation::LinkCheckOptions{}.window_s;
+  if (!(o.link_check_s == 0 || (o.link_check_s >= window_s && o.link_check_s <= emulation::kMaxLinkCheckS))) {
+    std::ostringstream message;
+    message << "--link-check-s must be 0 (no check) or in [" << window_s << ", " << emulation::kMaxLinkCheckS
+            << "] (at least one window of the check)";
+    throw po::error(message.str());
+  }
   return o;
 }
 
@@ -118,20 +124,13 @@ nlohmann::json check_links(const emulation::FidelityConfig& config, const emulat
   return accuracy;
 }
 
-// The runs of an earlier result directory, simulated again against their stored emulations.
+// The runs of an earlier result directory, checked (emulation/fidelity_rescore.h) and simulated again
+// against their stored emulations.
 std::vector<emulation::FidelityRun> rescore(const emulation::FidelityRunner& runner, const fs::path& dir) {
-  const fs::path path = dir / "fidelity.jsonl";
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(path.string() + ": cannot read (--rescore takes a `kvstream fidelity` result directory)");
   std::vector<emulation::FidelityRun> runs;
-  std::string text;
-  for (size_t number = 1; std::getline(in, text); ++number) {
-    if (text.empty()) continue;
-    const std::string where = path.string() + ":" + std::to_string(number);
-    const nlohmann::json line = common::parse_json(text, where);
-    runs.push_back(runner.rescore(common::JsonNode(line, where)));
-  }
-  if (runs.empty()) throw std::runtime_error(path.string() + ": no runs");
+  for (auto& stored : emulation::read_stored_runs(runner, dir))
+    runs.push_back(runner.rescore(stored.fidelity_case, std::move(stored.emulated)));
+  if (runs.empty()) throw std::runtime_error((dir / "fidelity.jsonl").string() + ": no runs");
   return runs;
 }
 

@@ -4,6 +4,7 @@
 
 #include "cli/command.h"
 #include "emulation/link_check.h"
+#include "sim/sim_config.h"
 #include "traces/trace_inputs.h"
 #include "traces/trace_transforms.h"
 
@@ -37,13 +38,21 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
                      "written. Needs root.",
                      options, vm))
     return std::nullopt;
-  if (!(o.seconds > 0) || !(o.window_ms > 0) || !(o.rtt_ms >= 0)) throw po::error("--seconds, --window-ms must be > 0, --rtt-ms >= 0");
-  if (vm.count("mean-mbps") && !(o.mean_mbps > 0)) throw po::error("--mean-mbps must be > 0");
+  if (!(o.seconds > 0 && o.seconds <= emulation::kMaxLinkCheckS))
+    throw po::error("--seconds must be in (0, " + std::to_string(int(emulation::kMaxLinkCheckS)) + "]");
+  if (!(o.window_ms >= 1e3 * emulation::kMinLinkCheckWindowS && o.window_ms <= 1e3 * emulation::kMaxLinkCheckWindowS))
+    throw po::error("--window-ms must be in [1, 10000]");
+  if (o.window_ms / 1e3 > o.seconds) throw po::error("--window-ms is longer than --seconds: no window to compare");
+  if (!(o.rtt_ms >= 0 && o.rtt_ms <= sim::kMaxRttMs)) throw po::error("--rtt-ms must be in [0, 1e6]");
+  if (vm.count("mean-mbps") && !vm["scale"].defaulted()) throw po::error("give --scale or --mean-mbps, not both");
+  if (vm.count("mean-mbps") && !(o.mean_mbps > 0 && o.mean_mbps <= 1e6)) throw po::error("--mean-mbps must be in (0, 1e6]");
+  if (!(o.scale > 0 && o.scale <= sim::kMaxTraceScale)) throw po::error("--scale must be in (0, 1e6]");
   return o;
 }
 
 int run(const Options& o) {
   auto trace = traces::load_one_trace(o.trace_arg, o.trace_format);
+  if (!(trace.mean_bps() > 0)) throw std::invalid_argument("trace " + trace.name() + " has no capacity: nothing to measure");
   const double factor = o.mean_mbps > 0 ? o.mean_mbps * 1e6 / trace.mean_bps() : o.scale;
   if (factor != 1) trace = traces::scale(trace, factor);
   emulation::LinkCheckOptions check;

@@ -91,7 +91,7 @@ StreamingFlags::StreamingFlags(StreamingOptions& o, bool profile_required) : o_(
     ("link", po::value(&link_)->default_value("fluid"), "the simulator's link model: fluid (the trace's capacity, shared; exact for the artifact's experiments) or tcp (one modelled TCP connection per request: headers, slow start, the congestion control's window, drop-tail losses, restart after idle; docs/EMULATION.md)")
     ("cc", po::value(&congestion_control_)->default_value("cubic"), "TCP congestion control (default cubic, Linux's): emulate takes any the kernel offers; the tcp link model has cubic, reno, bbr")
     ("no-slow-start-after-idle", po::bool_switch(&no_slow_start_after_idle_), "TCP keeps its window over idle gaps (net.ipv4.tcp_slow_start_after_idle=0; default: restarts, as Linux)")
-    ("queue-bytes", po::value(&queue_bytes_), "the bottleneck's drop-tail queue, bytes (default: unbounded, no loss)")
+    ("queue-bytes", po::value(&queue_bytes_), "the bottleneck's drop-tail queue, bytes (1500 to 1e12; default: unbounded, no loss)")
     ("queue-ms", po::value(&o.queue_ms), "or the queue as milliseconds at the (scaled) trace's mean rate")
     ("json", po::bool_switch(&o.json), "JSON: {\"runs\": [{\"policy\", \"summary\", \"requests\": [...]}], ...}");
 }
@@ -134,9 +134,9 @@ void StreamingFlags::finish(const po::variables_map& vm) {
     throw po::error(std::string("--link: ") + e.what());
   }
   if (vm.count("queue-bytes") && vm.count("queue-ms")) throw po::error("give --queue-bytes or --queue-ms, not both");
-  if (vm.count("queue-bytes") && queue_bytes_ < 1500) throw po::error("--queue-bytes must hold a packet (>= 1500)");
+  if (vm.count("queue-bytes")) within("queue-bytes", queue_bytes_, 1500, sim::kMaxQueueBytes);  // >= one packet
   config.tcp = sim::tcp_model_for(std::max(config.request_rtt_s, config.chunk_rtt_s), congestion_control_,
-                                  !no_slow_start_after_idle_, queue_bytes_);
+                                  !no_slow_start_after_idle_, uint64_t(queue_bytes_));
   if (config.link_model == sim::LinkModel::kTcp) {
     try {
       sim::make_congestion_control(config.tcp);

@@ -43,7 +43,7 @@ class StreamingFlags {
   bool no_pipelining_ = false, shared_gpu_ = false, artifact_timing_ = false, no_decode_cost_ = false;
   bool no_slow_start_after_idle_ = false;
   std::string congestion_control_;
-  uint64_t queue_bytes_ = 0;
+  double queue_bytes_ = 0;  // read as a number, so that "-1" is refused rather than wrapped to 2^64 - 1
 };
 
 // The inputs of one run (its policy set later): profiles, the trace (scaled), hardware, workload.

@@ -1,8 +1,11 @@
 #include "emulation/emulate.h"
 
+#include <algorithm>
 #include <chrono>
+#include <iomanip>
 #include <limits>
 #include <memory>
+#include <sstream>
 #include <stdexcept>
 
 #include "emulation/emulated_network.h"
@@ -13,13 +16,39 @@ namespace kvstream::emulation {
 
 namespace {
 
-EmulationReport emulate_with(const sim::SimulationInputs& inputs, const RealKv* real) {
+std::string seconds(double s) {
+  std::ostringstream text;
+  text << std::setprecision(3) << s << " s";
+  return text.str();
+}
+
+// Refuses a run that would never end or end after the limit, by the simulator's account of it.
+void check_duration(const sim::SimulationInputs& inputs, double time_limit_s) {
+  if (!(time_limit_s > 0)) throw std::invalid_argument("the emulation's time limit must be > 0 s");
+  double end_s = 0;
+  for (const auto& r : sim::simulate(inputs)) {
+    if (!r.completed)
+      throw std::invalid_argument("trace \"" + inputs.trace->name() + "\" delivers no bits from its offset " +
+                                  seconds(inputs.config.trace_offset_s) + " on: request " + std::to_string(r.request) +
+                                  " can never complete (kvstream simulate reports it so), and an emulation would wait "
+                                  "for ever");
+    end_s = std::max(end_s, r.arrival_s + r.ttft_s);
+  }
+  if (end_s > time_limit_s)
+    throw std::invalid_argument("this emulation would take about " + seconds(end_s) +
+                                " of real time (the simulator's estimate on this trace), more than its limit of " +
+                                seconds(time_limit_s) + " (--time-limit-s): give a trace with more capacity, fewer "
+                                "requests, or a higher limit");
+}
+
+EmulationReport emulate_with(const sim::SimulationInputs& inputs, const RealKv* real, double time_limit_s) {
   const sim::TcpModel& path = inputs.config.tcp;
   if (!inputs.trace) throw std::invalid_argument("no bandwidth trace to emulate");
   if (inputs.trace->chunk_indexed())
     throw std::invalid_argument("trace \"" + inputs.trace->name() +
                                 "\" is chunk-indexed (one rate per chunk): an emulated link needs capacity over time");
   if (!(path.rtt_s >= 0)) throw std::invalid_argument("the emulated round trip must be >= 0 s");
+  check_duration(inputs, time_limit_s);
   if (const std::string why = emulation_unavailable_reason(); !why.empty()) throw std::runtime_error(why);
 
   sim::SimulationInputs in = inputs;  // the network pays the round trips the simulator adds
@@ -40,7 +69,7 @@ EmulationReport emulate_with(const sim::SimulationInputs& inputs, const RealKv* 
   KvServer server(net.server(), path.congestion_control, real ? &real->payloads : nullptr);
 
   sim::EventQueue events;
-  events.use_real_time(zero);
+  events.use_real_time(zero, time_limit_s);
   struct StopRunner {  // before the queue goes, also when an error ends the run
     sim::JobRunner* runner;
     ~StopRunner() {
@@ -55,11 +84,21 @@ EmulationReport emulate_with(const sim::SimulationInputs& inputs, const RealKv* 
       std::vector<std::unique_ptr<TcpLink>>& links;
       ~CloseLinks() { links.clear(); }
     } close_links{links};
-    report.results = sim::stream_requests(in, events, [&](size_t r) -> sim::Link& {
-      links[r] = std::make_unique<TcpLink>(events, net.client(), server.port(), path.congestion_control,
-                                           real ? &real->received : nullptr, r);
-      return *links[r];
-    }, real ? &real->runner : nullptr);
+    try {
+      report.results = sim::stream_requests(in, events, [&](size_t r) -> sim::Link& {
+        links[r] = std::make_unique<TcpLink>(events, net.client(), server.port(), path.congestion_control,
+                                             real ? &real->received : nullptr, r);
+        return *links[r];
+      }, real ? &real->runner : nullptr);
+    } catch (const sim::RealTimeDeadlinePassed&) {
+      throw std::runtime_error("the emulation ran past its time limit of " + seconds(time_limit_s) +
+                               " (--time-limit-s) with requests unfinished: the real network delivered far more "
+                               "slowly than the simulator's estimate");
+    } catch (const std::exception& e) {
+      if (const std::string failure = server.failure(); !failure.empty())
+        throw std::runtime_error(std::string(e.what()) + "; " + failure);
+      throw;
+    }
   }
   const auto stats = net.link().stats();
   report.dropped_packets = stats.down.dropped_packets;
@@ -71,8 +110,12 @@ EmulationReport emulate_with(const sim::SimulationInputs& inputs, const RealKv* 
 
 }  // namespace
 
-EmulationReport emulate(const sim::SimulationInputs& inputs) { return emulate_with(inputs, nullptr); }
+EmulationReport emulate(const sim::SimulationInputs& inputs, double time_limit_s) {
+  return emulate_with(inputs, nullptr, time_limit_s);
+}
 
-EmulationReport emulate(const sim::SimulationInputs& inputs, const RealKv& real) { return emulate_with(inputs, &real); }
+EmulationReport emulate(const sim::SimulationInputs& inputs, const RealKv& real, double time_limit_s) {
+  return emulate_with(inputs, &real, time_limit_s);
+}
 
 }  // namespace kvstream::emulation

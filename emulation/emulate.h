@@ -23,13 +23,20 @@ struct EmulationReport {
   double mean_lateness_s = 0, max_lateness_s = 0;       // of the link's deliveries
 };
 
+// An emulation runs in real time, so it has a limit (`kvstream emulate --time-limit-s`).
+inline constexpr double kEmulationTimeLimitS = 600;
+
 // `inputs` as for sim::simulate. The emulated path is inputs.config.tcp: its round trip (half each
 // way, paid by every handshake and chunk request; the config's request_rtt_s and chunk_rtt_s are not
 // added), its drop-tail queue (0: unbounded), the kernel's congestion control by name, and
-// tcp_slow_start_after_idle. Throws std::invalid_argument for inputs the simulator refuses or a
-// chunk-indexed trace, and std::runtime_error when emulation is unavailable (root, namespaces, TUN)
-// or a transfer fails.
-EmulationReport emulate(const sim::SimulationInputs& inputs);
+// tcp_slow_start_after_idle. Before anything is set up the run is simulated: a request the
+// simulator says never completes (a trace without capacity from the offset on) or a run it says
+// ends after `time_limit_s` is refused (std::invalid_argument, saying which and why); a run that
+// is still going at `time_limit_s` of real time is stopped (std::runtime_error). Throws
+// std::invalid_argument for inputs the simulator refuses or a chunk-indexed trace, and
+// std::runtime_error when emulation is unavailable (root, namespaces, TUN), a transfer fails or no
+// thread can be started for a connection.
+EmulationReport emulate(const sim::SimulationInputs& inputs, double time_limit_s = kEmulationTimeLimitS);
 
 // What travels and what is done with it when the KV is real: the server's bytes, where each
 // connection leaves what it reads (under its request's index), and the runner of the executors'
@@ -39,6 +46,7 @@ struct RealKv {
   ReceivedChunks& received;
   sim::JobRunner& runner;
 };
-EmulationReport emulate(const sim::SimulationInputs& inputs, const RealKv& real);
+EmulationReport emulate(const sim::SimulationInputs& inputs, const RealKv& real,
+                        double time_limit_s = kEmulationTimeLimitS);
 
 }  // namespace kvstream::emulation

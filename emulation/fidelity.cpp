@@ -89,45 +89,7 @@ FidelityRun FidelityRunner::simulated_beside(const FidelityCase& c, EmulationRep
   return run;
 }
 
-namespace {
-
-// The index of the item of `items` whose name is `node`'s string.
-template <typename T>
-size_t index_of(const std::vector<T>& items, const common::JsonNode& node, const char* what) {
-  const std::string name = node.string();
-  for (size_t i = 0; i < items.size(); ++i)
-    if (items[i].name == name) return i;
-  node.fail(std::string("the config has no ") + what + " \"" + name + "\"");
-}
-
-}  // namespace
-
-FidelityRun FidelityRunner::rescore(const common::JsonNode& line) const {
-  FidelityCase c;
-  c.trace = index_of(config_.traces, line.at("trace"), "trace");
-  c.queue = index_of(config_.queues, line.at("queue"), "queue");
-  c.workload = index_of(config_.workloads, line.at("workload"), "workload");
-  c.rtt_ms = line.at("rtt_ms").number_at_least(0);
-  c.congestion_control = line.at("congestion_control").string();
-  c.policy = line.at("policy").string();
-  c.slo_s = line.at("slo_s").number_at_least(0);
-  c.offset_s = line.at("offset_s").number_at_least(0);
-  const common::JsonNode stored = line.at("emulated"), requests = stored.at("requests");
-  EmulationReport emulated;
-  for (size_t r = 0; r < requests.size(); ++r) emulated.results.push_back(sim::request_result_from_json(requests.at(r)));
-  if (!config_.workloads[c.workload].poisson) {
-    if (emulated.results.size() != 1) requests.fail("a single-request run holds one request");
-    const std::string& context = emulated.results[0].context;
-    c.context = contexts_.size();
-    for (size_t i = 0; i < contexts_.size(); ++i)
-      if (contexts_[i].name == context) c.context = i;
-    if (c.context == contexts_.size()) requests.at(0).at("context").fail("no profile of the config is \"" + context + "\"");
-  }
-  const common::JsonNode link = stored.at("link");
-  emulated.delivered_packets = uint64_t(link.at("delivered_packets").integer_at_least(0));
-  emulated.dropped_packets = uint64_t(link.at("dropped_packets").integer_at_least(0));
-  emulated.mean_lateness_s = link.at("mean_lateness_s").number();
-  emulated.max_lateness_s = link.at("max_lateness_s").number();
+FidelityRun FidelityRunner::rescore(const FidelityCase& c, EmulationReport emulated) const {
   return simulated_beside(c, std::move(emulated));
 }
 

@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "emulation/emulate.h"
-#include "common/json_reader.h"
 #include "emulation/fidelity_config.h"
 #include "sim/simulation.h"
 
@@ -44,6 +43,7 @@ class FidelityRunner {
   FidelityRunner(const FidelityConfig& config, std::optional<sim::HardwareProfile> hardware);
   const FidelityConfig& config() const { return config_; }
   const traces::BandwidthTrace& trace(size_t index) const { return *traces_[index]; }
+  const std::vector<sim::ContextProfile>& contexts() const { return contexts_; }
 
   // The simulator's inputs of `c` with `link_model` ("fluid" or "tcp"): round trips of c.rtt_ms
   // before each request and each chunk, the tcp model of the path.
@@ -51,11 +51,9 @@ class FidelityRunner {
   uint64_t queue_bytes(const FidelityCase& c) const;
   // Emulates `c`, then simulates it with every link model. Throws what emulate() throws.
   FidelityRun run(const FidelityCase& c) const;
-  // A run of an earlier `kvstream fidelity` (one fidelity.jsonl line) simulated again with every
-  // link model against its stored emulation: the simulator's error after a change to it, without
-  // emulating again (nor root). Throws common::JsonError naming the line's JSON path when the line
-  // does not fit the config (a trace, queue or workload it does not name, another context).
-  FidelityRun rescore(const common::JsonNode& line) const;
+  // The run of `c` with an emulation made before (fidelity_rescore.h reads them back) simulated again
+  // with every link model: the simulator's error after a change to it, without emulating again.
+  FidelityRun rescore(const FidelityCase& c, EmulationReport emulated) const;
 
  private:
   // The run of `c` with its emulation and a simulation with each link model.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <system_error>
 
 #include "emulation/emulated_network.h"
 
@@ -68,8 +69,20 @@ void KvServer::accept_loop() {
       return;  // the listener was shut down
     }
     std::lock_guard<std::mutex> lock(mutex_);
-    connections_.emplace_back(serve, std::move(connection), payloads_);
+    try {
+      connections_.emplace_back(serve, std::move(connection), payloads_);
+    } catch (const std::system_error& e) {  // the connection closes here; the acceptor stays up
+      if (failure_.empty())
+        failure_ = "the KV server could not start a thread for connection " + std::to_string(connections_.size() + 1) +
+                   " (" + e.what() + "): the process's thread or memory limit (ulimit -u, ulimit -v) is too low " +
+                   "for this many requests in flight";
+    }
   }
+}
+
+std::string KvServer::failure() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return failure_;
 }
 
 }  // namespace kvstream::emulation

@@ -8,6 +8,7 @@
 #pragma once
 #include <cstdint>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -30,6 +31,10 @@ class KvServer {
   KvServer& operator=(const KvServer&) = delete;
 
   uint16_t port() const { return port_; }
+  // Why a connection was refused (no thread could be started for it: the process's thread or
+  // memory limit), or empty. Its client sees the connection close and fails the transfer;
+  // emulate() adds this to that error.
+  std::string failure() const;
 
  private:
   void accept_loop();
@@ -39,8 +44,9 @@ class KvServer {
   TcpSocket listener_;
   uint16_t port_ = 0;
   std::thread acceptor_;
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::vector<std::thread> connections_;
+  std::string failure_;
 };
 
 }  // namespace kvstream::emulation

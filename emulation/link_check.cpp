@@ -43,8 +43,20 @@ double quantile(std::vector<double> v, double q) {
 }  // namespace
 
 LinkCheckResult check_link(const LinkCheckOptions& o) {
-  if (const std::string why = emulation_unavailable_reason(); !why.empty()) throw std::runtime_error(why);
   if (!o.trace) throw std::invalid_argument("link check: no trace");
+  if (!(o.trace->mean_bps() > 0))
+    throw std::invalid_argument("link check: trace \"" + o.trace->name() + "\" has no capacity: nothing to measure");
+  if (!(o.seconds > 0 && o.seconds <= kMaxLinkCheckS))
+    throw std::invalid_argument("link check: the measured span must be in (0, " + std::to_string(int(kMaxLinkCheckS)) +
+                                "] s, got " + std::to_string(o.seconds));
+  if (!(o.window_s >= kMinLinkCheckWindowS && o.window_s <= kMaxLinkCheckWindowS))
+    throw std::invalid_argument("link check: a window must be 1 ms to 10 s, got " + std::to_string(o.window_s * 1e3) + " ms");
+  if (o.window_s > o.seconds)
+    throw std::invalid_argument("link check: a window of " + std::to_string(o.window_s) + " s is longer than the " +
+                                std::to_string(o.seconds) + " s measured: no window to compare");
+  if (o.queue_limit_bytes != 0 && o.queue_limit_bytes < 1500)
+    throw std::invalid_argument("link check: the queue must hold a packet (1,500 bytes)");
+  if (const std::string why = emulation_unavailable_reason(); !why.empty()) throw std::runtime_error(why);
   NetworkConfig config;
   const double span_s = 0.5 + o.seconds + 0.2;
   const uint64_t excess_bytes = uint64_t((0.25 * o.trace->bits_between(0, span_s) + 0.5 * o.trace->mean_bps()) / 8);
@@ -119,6 +131,10 @@ LinkCheckResult check_link(const LinkCheckOptions& o) {
     abs_errors.push_back(std::fabs(r.window_errors.back()));
   }
   r.windows = abs_errors.size();
+  if (r.windows == 0)
+    throw std::invalid_argument("link check: trace \"" + o.trace->name() + "\" has no capacity in any window of the " +
+                                std::to_string(o.seconds) + " s measured (from " + std::to_string(warmup_s) +
+                                " s): nothing was compared");
   r.median_abs_error = quantile(abs_errors, 0.5);
   r.p95_abs_error = quantile(abs_errors, 0.95);
   r.max_abs_error = abs_errors.empty() ? 0 : *std::max_element(abs_errors.begin(), abs_errors.end());

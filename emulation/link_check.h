@@ -34,7 +34,13 @@ struct LinkCheckResult {
   std::vector<double> window_errors;     // signed, in window order
 };
 
-// Throws std::runtime_error when emulation is unavailable (emulation_unavailable_reason).
+inline constexpr double kMaxLinkCheckS = 3600, kMinLinkCheckWindowS = 1e-3, kMaxLinkCheckWindowS = 10;
+
+// Throws std::invalid_argument, before anything is set up, for options it cannot measure: a trace
+// without capacity, seconds outside (0, kMaxLinkCheckS], a window outside [1 ms, 10 s] or longer
+// than the span, a queue limit below one packet; and when no window of the span had capacity (an
+// outage throughout: nothing was compared). Throws std::runtime_error when emulation is unavailable
+// (emulation_unavailable_reason).
 LinkCheckResult check_link(const LinkCheckOptions& options);
 // Everything but the per-window errors.
 nlohmann::json to_json(const LinkCheckResult& result);

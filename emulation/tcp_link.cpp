@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <system_error>
 
 #include "emulation/emulated_network.h"
 #include "emulation/kv_server.h"
@@ -20,7 +21,13 @@ TcpLink::TcpLink(sim::EventQueue& events, const NetworkNamespace& client, uint16
       congestion_control_(std::move(congestion_control)),
       received_(received),
       request_(request) {
-  worker_ = std::thread([this] { work(); });
+  try {
+    worker_ = std::thread([this] { work(); });
+  } catch (const std::system_error& e) {
+    throw std::runtime_error("cannot start a thread for request " + std::to_string(request) + "'s connection (" +
+                             e.what() + "): the process's thread or memory limit (ulimit -u, ulimit -v) is too low " +
+                             "for this many requests in flight");
+  }
 }
 
 TcpLink::~TcpLink() {

@@ -44,9 +44,10 @@ void EventQueue::run() {
   }
 }
 
-void EventQueue::use_real_time(std::chrono::steady_clock::time_point zero) {
+void EventQueue::use_real_time(std::chrono::steady_clock::time_point zero, double deadline_s) {
   real_time_ = true;
   zero_ = zero;
+  deadline_s_ = deadline_s;
 }
 
 double EventQueue::clock_s() const {
@@ -69,13 +70,18 @@ void EventQueue::run_real_time() {
       if (inbox_.empty()) {
         if (heap_.empty() && holds_ == 0) return;
         const auto due = [&] { return !inbox_.empty(); };
-        if (heap_.empty()) {
-          inbox_changed_.wait(lock, due);
-        } else if (heap_.front().at_s > clock_s()) {
-          inbox_changed_.wait_until(lock, zero_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                                      std::chrono::duration<double>(heap_.front().at_s)),
-                                    due);
+        const double wake_s = std::min(heap_.empty() ? deadline_s_ : heap_.front().at_s, deadline_s_);
+        if (wake_s > clock_s()) {
+          if (std::isinf(wake_s))
+            inbox_changed_.wait(lock, due);
+          else
+            inbox_changed_.wait_until(lock, zero_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                        std::chrono::duration<double>(wake_s)),
+                                      due);
         }
+        if (inbox_.empty() && clock_s() >= deadline_s_ && (!heap_.empty() || holds_ > 0))
+          throw RealTimeDeadlinePassed("the real-time event loop reached its deadline of " + std::to_string(deadline_s_) +
+                                       " s with work left");
       }
       posted.swap(inbox_);
     }

@@ -12,10 +12,16 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <mutex>
+#include <stdexcept>
 #include <vector>
 
 namespace kvstream::sim {
+
+struct RealTimeDeadlinePassed : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 class EventQueue {
  public:
@@ -31,8 +37,11 @@ class EventQueue {
   // is outstanding).
   void run();
 
-  // Real time: event time t is steady-clock time zero + t. Call before run().
-  void use_real_time(std::chrono::steady_clock::time_point zero);
+  // Real time: event time t is steady-clock time zero + t. Call before run(). When the clock reaches
+  // `deadline_s` with work left (events queued or a hold() outstanding), run() throws
+  // RealTimeDeadlinePassed instead of waiting on (an emulated link that delivers nothing).
+  void use_real_time(std::chrono::steady_clock::time_point zero,
+                     double deadline_s = std::numeric_limits<double>::infinity());
   // Thread-safe: runs `handler` on the loop thread as soon as it gets there (real time only).
   void post(Handler handler);
   // Loop thread: something outside will post() (e.g. a transfer in flight), so run() must wait for
@@ -65,6 +74,7 @@ class EventQueue {
 
   bool real_time_ = false;
   std::chrono::steady_clock::time_point zero_;
+  double deadline_s_ = std::numeric_limits<double>::infinity();
   int holds_ = 0;
   std::mutex inbox_mutex_;
   std::condition_variable inbox_changed_;

@@ -58,6 +58,7 @@ inline constexpr double kMaxSloS = 1e6;          // slo_s, and a recompute time
 inline constexpr double kMaxRttMs = 1e6;         // request and chunk round trips
 inline constexpr double kMaxTraceOffsetS = 1e9;  // trace_offset_s
 inline constexpr double kMaxTraceScale = 1e6;    // capacity multiplier of a trace
+inline constexpr double kMaxQueueBytes = 1e12;   // a bottleneck's drop-tail queue (TcpModel::queue_bytes)
 
 // The artifact's chunk_delay: what its adaptation charges for a text chunk, whatever its length.
 inline constexpr double kArtifactChunkDelay_s = 0.2;

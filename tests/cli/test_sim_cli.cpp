@@ -1,4 +1,7 @@
-// End-to-end tests of `kvstream simulate` and `kvstream sim-bench` (KVSTREAM_CLI).
+// End-to-end tests of `kvstream simulate`, `sim-bench`, `emulate` and `link-check` (KVSTREAM_CLI).
+#include <unistd.h>
+
+#include <filesystem>
 #include <fstream>
 
 #include "profiling/shipped_profiles.h"
@@ -92,7 +95,9 @@ TEST_F(SimCli, HumanOutputAndErrors) {
            {"--slo 1 --rtt-ms 1e308", "--rtt-ms must be in [0, 1e+06], got 1e+308"},
            {"--slo 1e300", "--slo must be in (0, 1e+06]"},
            {"--slo 1 --trace-offset -1", "--trace-offset must be in [0, 1e+09]"},
-           {"--slo 1 --requests 3 --rate 1e-308", "--rate must be in [1e-06, 1e+09]"}})
+           {"--slo 1 --requests 3 --rate 1e-308", "--rate must be in [1e-06, 1e+09]"},
+           {"--slo 1 --link tcp --queue-bytes -1", "--queue-bytes must be in [1500, 1e+12], got -1"},
+           {"--slo 1 --link tcp --queue-bytes 100", "--queue-bytes must be in [1500, 1e+12], got 100"}})
     test_support::expect_failure(run("simulate --profile synthetic --trace constant:gbps=1 --policy quant8 " + flags), 2,
                                  message);
 }
@@ -110,6 +115,8 @@ TEST_F(SimCli, SimBenchReportsItsKeys) {
 namespace kvstream {
 namespace {
 
+namespace fs = std::filesystem;
+
 class EmulateCli : public test_support::CliTest {};
 
 TEST_F(EmulateCli, HelpAndUsage) {
@@ -122,6 +129,48 @@ TEST_F(EmulateCli, HelpAndUsage) {
   test_support::expect_failure(run("emulate --profile synthetic --trace constant:gbps=1 --policy text --slo 1 "
                                    "--queue-bytes 3000 --queue-ms 5"),
                                2, "not both");
+}
+
+// An emulation runs in real time: a run the simulator says never ends (a trace without capacity) or
+// ends after --time-limit-s is refused before anything is set up, so these need no root.
+TEST_F(EmulateCli, ARunThatWouldNeverEndIsRefused) {
+  for (const char* trace : {"constant:gbps=0", "constant:gbps=1e-9"}) {
+    const auto r = run(std::string("emulate --profile synthetic --trace ") + trace + " --policy quant8 --slo 1");
+    EXPECT_EQ(r.rc, 1) << trace << ": " << r.err;
+    EXPECT_TRUE(r.err.find("can never complete") != std::string::npos || r.err.find("would take about") != std::string::npos)
+        << trace << ": " << r.err;
+  }
+  test_support::expect_failure(run("emulate --profile synthetic --trace constant:gbps=0.1 --policy quant8 --slo 1 "
+                                   "--time-limit-s 1"),
+                               1, "more than its limit of 1 s (--time-limit-s)");
+  test_support::expect_failure(run("emulate --profile synthetic --trace constant:gbps=1 --policy quant8 --slo 1 "
+                                   "--time-limit-s 0"),
+                               2, "--time-limit-s must be in (0, 86400]");
+}
+
+// link-check's and fidelity's options are checked before anything is set up (these need no root).
+TEST_F(EmulateCli, LinkCheckOptionsOutOfRangeAreRefused) {
+  for (const auto& [flags, message] : std::vector<std::pair<std::string, std::string>>{
+           {"--window-ms 1e-9", "--window-ms must be in [1, 10000]"},
+           {"--seconds 1e300", "--seconds must be in (0, 3600]"},
+           {"--seconds 0.05", "--window-ms is longer than --seconds"},
+           {"--scale 0", "--scale must be in (0, 1e6]"},
+           {"--scale 2 --mean-mbps 10", "give --scale or --mean-mbps, not both"}})
+    test_support::expect_failure(run("link-check --trace constant:gbps=0.1 " + flags), 2, message);
+  test_support::expect_failure(run("link-check --trace constant:gbps=0"), 1, "has no capacity");
+  test_support::expect_failure(run("fidelity nothing.json --link-check-s 0.05"), 2,
+                               "--link-check-s must be 0 (no check) or in [0.1, 3600]");
+}
+
+// 40 requests at once under a 1 GB address-space limit: thread stacks run out. That is an error
+// naming it (exit 1), not an uncaught std::system_error (SIGABRT, as before).
+TEST_F(EmulateCli, AThreadThatCannotStartIsAnErrorNotAnAbort) {
+  if (::geteuid() != 0 || !fs::exists("/dev/net/tun")) GTEST_SKIP() << "emulation needs root and /dev/net/tun";
+  const auto r = test_support::run_kvstream(
+      dir_, "emulate --profile synthetic --trace constant:gbps=1 --policy quant8 --slo 1 --requests 40 --rate 1e9",
+      "ulimit -v 1000000 &&");
+  test_support::expect_failure(r, 1, "thread");
+  EXPECT_NE(r.err.find("ulimit"), std::string::npos) << r.err;
 }
 
 TEST_F(EmulateCli, WithoutRootItSaysSoAndFails) {

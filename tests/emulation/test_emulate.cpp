@@ -51,6 +51,28 @@ TEST(Emulate, PoliciesDecideFromWhatTheyMeasure) {
   }
 }
 
+std::string error_of(const sim::SimulationInputs& in, double time_limit_s = kEmulationTimeLimitS) {
+  try {
+    emulate(in, time_limit_s);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "no std::invalid_argument";
+}
+
+// Runs that would never end, or end only after the limit, are refused before any namespace is made
+// (so these need no root): an emulation runs in real time.
+TEST(Emulate, ARunThatWouldNeverEndIsRefusedNotWaitedFor) {
+  auto in = inputs(0, "fixed:cachegen:1");  // a trace of zeros
+  EXPECT_NE(error_of(in).find("delivers no bits from its offset 0 s on: request 0 can never complete"), std::string::npos)
+      << error_of(in);
+  in = inputs(1e-9, "fixed:cachegen:1");  // 1 bit/s
+  EXPECT_NE(error_of(in).find("would take about"), std::string::npos) << error_of(in);
+  in = inputs(0.05, "fixed:cachegen:1");  // 4 MB at 50 Mbit/s: 0.64 s
+  EXPECT_NE(error_of(in, 0.5).find("more than its limit of 0.5 s (--time-limit-s)"), std::string::npos)
+      << error_of(in, 0.5);
+}
+
 TEST(Emulate, AChunkIndexedTraceIsRefused) {
   auto in = inputs(1, "fixed:cachegen:1");
   in.trace = std::make_shared<traces::BandwidthTrace>(std::vector<traces::TraceSegment>{{1, 1e9}}, "bw.jsonl#0", true);

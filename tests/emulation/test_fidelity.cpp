@@ -1,5 +1,6 @@
 // `kvstream fidelity`'s parts that need no network: the config (every error names its JSON path),
-// the plan of cases and its rotations, and the error statistics.
+// the plan of cases and its rotations, rescoring stored runs (and refusing what does not fit), and
+// the error statistics.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -7,6 +8,7 @@
 
 #include "emulation/fidelity.h"
 #include "emulation/fidelity_errors.h"
+#include "emulation/fidelity_rescore.h"
 #include "tests/sim/sim_test_support.h"
 
 namespace kvstream::emulation {
@@ -117,43 +119,119 @@ TEST_F(FidelityConfigTest, ThePlanCrossesEveryAxisAndRotationsLeaveOutInTurn) {
   EXPECT_GT(bbr_at_slo1, 0);
 }
 
-TEST_F(FidelityConfigTest, RescoreSimulatesStoredRunsAgain) {
-  // A profile the simulator can stream: 4 chunks of 1,000 tokens at 1, 2 and 4 MB.
-  sim::ContextProfile profile = sim::test::hand_profile(4, 1000, {1e6, 2e6, 4e6}, {0.005, 0.005, 0.005}, {0.8, 0.9, 0.98});
-  profile.name = "hand";
-  std::ofstream(dir_ / "p.json") << sim::to_json(profile).dump();
-  nlohmann::json j = minimal();
-  j["policies"][1] = "mpc:text=0";  // the profile has no recompute times
-  j["workloads"].push_back(nlohmann::json::parse(R"({"name": "p", "kind": "poisson", "requests": 3, "rate_per_s": 2})"));
-  const FidelityConfig config = read(j);
-  const FidelityRunner runner(config, std::nullopt);
-  for (const FidelityCase& c : {plan_fidelity(config).at(5), plan_fidelity(config).back()}) {
-    // A stored run whose "emulation" was the fluid simulation itself: rescored, fluid's errors are 0.
+// The config of the rescore tests: a profile the simulator can stream (4 chunks of 1,000 tokens at
+// 1, 2 and 4 MB), single requests and a Poisson workload.
+class RescoreTest : public FidelityConfigTest {
+ protected:
+  void SetUp() override {
+    FidelityConfigTest::SetUp();
+    sim::ContextProfile profile = sim::test::hand_profile(4, 1000, {1e6, 2e6, 4e6}, {0.005, 0.005, 0.005}, {0.8, 0.9, 0.98});
+    profile.name = "hand";
+    std::ofstream(dir_ / "p.json") << sim::to_json(profile).dump();
+  }
+  nlohmann::json small() const {
+    nlohmann::json j = minimal();
+    j["rtt_ms"] = {20};
+    j["queues"] = {{{"name", "deep"}, {"bytes", 2000000}}};
+    j["congestion_controls"] = {"cubic"};
+    j["policies"] = {"fixed:cachegen:2", "mpc:text=0"};  // the profile has no recompute times
+    j["slo_s"] = {1};
+    j["workloads"] = nlohmann::json::parse(R"([{"name": "single", "kind": "single", "offsets_s": [0, 10]},
+                                                {"name": "p", "kind": "poisson", "requests": 3, "rate_per_s": 2}])");
+    return j;
+  }
+  // A stored run whose "emulation" is the fluid simulation of its case.
+  static nlohmann::json fluid_line(const FidelityRunner& runner, const FidelityCase& c) {
     FidelityRun stored;
     stored.fidelity_case = c;
     stored.trace_mean_mbps = runner.trace(c.trace).mean_bps() / 1e6;
     stored.queue_bytes = runner.queue_bytes(c);
     stored.emulated.results = sim::simulate(runner.inputs(c, "fluid"));
-    for (const auto& model : config.link_models) stored.simulated.push_back(sim::simulate(runner.inputs(c, model)));
-    const nlohmann::json line = to_json(config, stored);
-    const FidelityRun again = runner.rescore(common::JsonNode(line, "fidelity.jsonl:1"));
-    EXPECT_EQ(to_json(config, again), line);
-    for (const double e : line["simulated"]["fluid"]["ttft_errors"]) EXPECT_EQ(e, 0);
+    for (const auto& model : runner.config().link_models) stored.simulated.push_back(sim::simulate(runner.inputs(c, model)));
+    return to_json(runner.config(), stored);
   }
-  FidelityRun stored;
-  stored.fidelity_case = plan_fidelity(config).at(0);
-  stored.emulated.results = sim::simulate(runner.inputs(stored.fidelity_case, "fluid"));
-  stored.simulated = {stored.emulated.results, stored.emulated.results};
-  nlohmann::json line = to_json(config, stored);
-  line["trace"] = "elsewhere";
-  try {
-    runner.rescore(common::JsonNode(line, "fidelity.jsonl:7"));
-    FAIL() << "a trace the config does not name was rescored";
-  } catch (const common::JsonError& e) {
-    EXPECT_NE(std::string(e.what()).find("fidelity.jsonl:7: $.trace: the config has no trace \"elsewhere\""),
-              std::string::npos)
-        << e.what();
+  // A result directory of every case of `runner`'s config, as `kvstream fidelity` writes it.
+  std::vector<std::string> write_results(const FidelityRunner& runner, const fs::path& out) const {
+    fs::create_directories(out);
+    std::ofstream(out / "config.json") << runner.config().source.dump(2) << "\n";
+    std::vector<std::string> lines;
+    for (const auto& c : plan_fidelity(runner.config())) lines.push_back(fluid_line(runner, c).dump());
+    write_lines(out, lines);
+    return lines;
   }
+  static void write_lines(const fs::path& out, const std::vector<std::string>& lines, bool last_newline = true) {
+    std::ofstream file(out / "fidelity.jsonl", std::ios::trunc);
+    for (size_t i = 0; i < lines.size(); ++i) file << lines[i] << (i + 1 < lines.size() || last_newline ? "\n" : "");
+  }
+  // The error read_stored_runs throws for `out`.
+  static std::string rescore_error(const FidelityRunner& runner, const fs::path& out) {
+    try {
+      read_stored_runs(runner, out);
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+    return "no error";
+  }
+};
+
+TEST_F(RescoreTest, StoredRunsAreSimulatedAgain) {
+  const FidelityConfig config = read(small());
+  const FidelityRunner runner(config, std::nullopt);
+  const auto lines = write_results(runner, dir_ / "out");
+  const auto runs = read_stored_runs(runner, dir_ / "out");
+  ASSERT_EQ(runs.size(), plan_fidelity(config).size());
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const FidelityRun again = runner.rescore(runs[i].fidelity_case, runs[i].emulated);
+    EXPECT_EQ(to_json(config, again).dump(), lines[i]);  // fluid against itself: every error 0
+    for (const double e : nlohmann::json::parse(lines[i])["simulated"]["fluid"]["ttft_errors"]) EXPECT_EQ(e, 0);
+  }
+}
+
+// Every way a stored directory can fail to be the measurement of the config given is refused, naming
+// where (each of these once moved the reported errors with exit 0).
+TEST_F(RescoreTest, ADirectoryThatIsNotTheConfigsMeasurementIsRefused) {
+  const FidelityConfig config = read(small());
+  const FidelityRunner runner(config, std::nullopt);
+  const fs::path out = dir_ / "out";
+  const auto lines = write_results(runner, out);
+  const auto expect = [&](std::vector<std::string> edited, const std::string& message, bool last_newline = true) {
+    write_lines(out, edited, last_newline);
+    const std::string error = rescore_error(runner, out);
+    EXPECT_NE(error.find(message), std::string::npos) << error;
+  };
+  const auto with = [&](size_t i, const std::string& pointer, const nlohmann::json& value) {
+    std::vector<std::string> edited = lines;
+    nlohmann::json line = nlohmann::json::parse(edited[i]);
+    line[nlohmann::json::json_pointer(pointer)] = value;
+    edited[i] = line.dump();
+    return edited;
+  };
+  const std::string first = (out / "fidelity.jsonl").string() + ":1: ";
+  expect(with(0, "/emulated/requests/0/chunk_transfer_s", std::vector<double>(50, 0.1)),
+         first + "$.emulated.requests[0].chunk_transfer_s: expected one time per chunk of hand (4), got 50");
+  expect(with(0, "/emulated/requests/0/choices/2", "cachegen:9"), first + "$.emulated.requests[0].choices[2]: not a level");
+  expect(with(0, "/emulated/requests/0/ttft_s", 0), first + "$.emulated.requests[0].ttft_s: expected an emulated TTFT > 0");
+  expect(with(0, "/policy", "quant8"), first + "$: this run (");
+  expect(with(0, "/slo_s", 3), "is not a case of the config");
+  expect(with(0, "/trace_mean_mbps", 40), first + "$.trace_mean_mbps: the trace was emulated at a mean of 40");
+  expect(with(0, "/queue_bytes", nullptr), first + "$.queue_bytes: the queue was 0 bytes");
+  expect(with(lines.size() - 1, "/emulated/requests", nlohmann::json::array()), "workload p has 3 request(s), the run 0");
+  std::vector<std::string> twice = lines;
+  twice.push_back(lines[1]);
+  expect(twice, ":" + std::to_string(lines.size() + 1) + ": the run of line 2 again");
+  expect({lines.begin(), lines.end() - 2}, "holds " + std::to_string(lines.size() - 2) + " of the config's " +
+                                               std::to_string(lines.size()) + " runs");
+  std::vector<std::string> cut = lines;
+  cut.back().resize(cut.back().size() / 2);
+  expect(cut, "the last line has no newline (the file was cut)", /*last_newline=*/false);
+  // Another config than the one the directory was emulated with.
+  write_lines(out, lines);
+  nlohmann::json other = small();
+  other["slo_s"] = {1.5};
+  const FidelityConfig changed = read(other);
+  const std::string error = rescore_error(FidelityRunner(changed, std::nullopt), out);
+  EXPECT_NE(error.find("config.json is not the config given (they differ at $.slo_s[0])"), std::string::npos) << error;
+  EXPECT_EQ(rescore_error(runner, out), "no error");
 }
 
 sim::RequestResult result(double ttft_s, std::vector<std::string> choices, std::vector<double> chunk_s) {

@@ -43,6 +43,30 @@ TEST(EventQueue, InRealTimeAPastTimeRunsNow) {
   EXPECT_THROW(events.schedule(std::numeric_limits<double>::infinity(), [] {}), std::logic_error);
 }
 
+// A real-time loop waiting on something outside (a transfer over a link that delivers nothing) ends
+// at its deadline with an error instead of waiting for ever; one whose work ends before it does not.
+TEST(EventQueue, InRealTimeTheDeadlineEndsAWaitWithWorkLeft) {
+  EventQueue held;
+  held.use_real_time(std::chrono::steady_clock::now(), 0.05);
+  held.hold();  // never released: nothing will ever be posted
+  EXPECT_THROW(held.run(), RealTimeDeadlinePassed);
+  EXPECT_GE(held.clock_s(), 0.05);
+
+  EventQueue late;
+  late.use_real_time(std::chrono::steady_clock::now(), 0.05);
+  bool ran = false;
+  late.schedule(10, [&] { ran = true; });  // due after the deadline
+  EXPECT_THROW(late.run(), RealTimeDeadlinePassed);
+  EXPECT_FALSE(ran);
+  EXPECT_LT(late.clock_s(), 5);
+
+  EventQueue done;
+  done.use_real_time(std::chrono::steady_clock::now(), 5);
+  done.schedule(0.01, [&] { ran = true; });
+  EXPECT_NO_THROW(done.run());
+  EXPECT_TRUE(ran);
+}
+
 TEST(SharedLink, ConcurrentTransfersShareCapacityFairly) {
   EventQueue events;
   const auto trace = test::gbps_trace({{1, 1.0}});  // 1 Gbps
