@@ -3,7 +3,8 @@
 // copied into the repository) encoded by every codec at every level, as bitstreams and .kvs files,
 // an offline CDF table built from it and slices of it as safetensors; the shipped ladders,
 // experiment configs, context profiles and hardware profiles; the heads of real traces of every
-// format; a small GGUF file. Inputs of targets that take a selector byte get the selector that
+// format; a small GGUF file; a transform calibration, a jobs.json and #SBATCH values, and the
+// fidelity.jsonl of the rescore fixture's config. Inputs of targets that take a selector byte get the selector that
 // reads them as they are (with checksum repair, which leaves a valid file unchanged).
 #include <algorithm>
 #include <cstdint>
@@ -21,6 +22,8 @@
 #include "codec/safetensors.h"
 #include "common/data_resolver.h"
 #include "common/file_text.h"
+#include "experiments/slurm_sweep.h"
+#include "fuzz/fidelity_fixture.h"
 #include "fuzz/offline_tables.h"
 #include "models/gguf_file.h"
 #include "tests/models/gguf_builder.h"
@@ -168,6 +171,39 @@ void trace_seeds(SeedWriter& seeds) {
   }
 }
 
+// A calibration of the fixture's shape (offline_tables.h), as it is (selector 0: its CRC repaired,
+// which leaves a valid file unchanged).
+void kvcal_seeds(SeedWriter& seeds) {
+  seeds.write("kvcal", "synthetic.kvcal", fuzz::transform_calibration()->serialize(), 0);
+}
+
+// A jobs.json as `kvstream slurm` writes it (selector 0) and #SBATCH values (selector 1): a plain one,
+// and paths with a space, quotes, '#' and '%'.
+void slurm_jobs_seeds(SeedWriter& seeds) {
+  const auto text = [](const std::string& s) { return std::vector<uint8_t>(s.begin(), s.end()); };
+  seeds.write("slurm_jobs", "jobs.json",
+              text(experiments::to_json(experiments::SlurmJobs{"2026-12-06T10:00:00Z", 3, "/r", "11", "12", "13"}).dump(2)), 0);
+  seeds.write("slurm_jobs", "value-plain", text("gpu-a100"), 1);
+  seeds.write("slurm_jobs", "value-odd-path", text("/data/it's a \"dir\" #1 100%/logs/grid-%A_%a.out"), 1);
+}
+
+// fidelity.jsonl of the fuzz fixture's config (fidelity_fixture.h): every case, its "emulation" the
+// fluid simulation of the case, as `kvstream fidelity` writes a line.
+void fidelity_rescore_seeds(SeedWriter& seeds) {
+  const emulation::FidelityRunner& runner = *fuzz::fidelity_fixture().runner;
+  std::string lines;
+  for (const auto& c : emulation::plan_fidelity(runner.config())) {
+    emulation::FidelityRun run;
+    run.fidelity_case = c;
+    run.trace_mean_mbps = runner.trace(c.trace).mean_bps() / 1e6;
+    run.queue_bytes = runner.queue_bytes(c);
+    run.emulated.results = sim::simulate(runner.inputs(c, "fluid"));
+    for (const auto& model : runner.config().link_models) run.simulated.push_back(sim::simulate(runner.inputs(c, model)));
+    lines += emulation::to_json(runner.config(), run).dump() + "\n";
+  }
+  seeds.write("fidelity_rescore", "fluid.jsonl", std::vector<uint8_t>(lines.begin(), lines.end()));
+}
+
 // The repository's own files of a JSON format, as they are.
 void repository_seeds(SeedWriter& seeds, const fs::path& repo) {
   const std::vector<std::pair<std::string, fs::path>> folders = {
@@ -199,6 +235,9 @@ int main(int argc, char** argv) {
     gguf_seeds(seeds);
     trace_seeds(seeds);
     repository_seeds(seeds, argv[1]);
+    kvcal_seeds(seeds);
+    slurm_jobs_seeds(seeds);
+    fidelity_rescore_seeds(seeds);
     std::printf("fuzz_seeds: %d seeds in %s\n", seeds.count, argv[2]);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fuzz_seeds: error: %s\n", e.what());

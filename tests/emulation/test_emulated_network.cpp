@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "emulation/emulated_network.h"
+#include "emulation/link_check.h"
 #include "emulation/tcp.h"
 
 namespace kvstream::emulation {
@@ -95,6 +96,28 @@ TEST(EmulatedNetwork, NothingIsLeftBehind) {
     fetch_s(net, 100'000, "cubic");
   }
   EXPECT_EQ(open_descriptors(), before);  // namespaces, TUN devices and the link's descriptors are gone
+}
+
+// link-check compares delivered bytes with the trace per window; with no capacity in any window of
+// the span nothing is compared, which is an error rather than "median 0, p95 0, max 0" (as before).
+TEST(LinkCheck, ASpanWithoutCapacityIsAnErrorNotAPerfectScore) {
+  LinkCheckOptions check;
+  check.seconds = 0.5;
+  check.trace = std::make_shared<traces::BandwidthTrace>(std::vector<traces::TraceSegment>{{60, 0}}, "zeros");
+  EXPECT_THROW(check_link(check), std::invalid_argument);  // refused before anything is set up
+  check.window_s = 1e-12;
+  check.trace = constant_bps(1e7);
+  EXPECT_THROW(check_link(check), std::invalid_argument);  // 5e11 windows once asked for 4 TB
+  SKIP_UNLESS_EMULATION_WORKS();
+  check.window_s = 0.1;
+  // 2 s without capacity (the warm-up and the whole span), then 10 Mbit/s.
+  check.trace = std::make_shared<traces::BandwidthTrace>(std::vector<traces::TraceSegment>{{2, 0}, {60, 1e7}}, "outage");
+  try {
+    check_link(check);
+    FAIL() << "a span without capacity was scored";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("has no capacity in any window"), std::string::npos) << e.what();
+  }
 }
 
 TEST(EmulatedNetwork, AnUnknownCongestionControlIsRefused) {
