@@ -40,6 +40,14 @@ const TransformCalibration& fixture_calibration() {
   return cal;
 }
 
+// Writes the trailing CRC32C of a bitstream or a calibration file again after an edit, so that the
+// checks behind it see the edit.
+void repair_crc(std::vector<uint8_t>& bytes) {
+  const size_t body = bytes.size() - kCrcBytes;
+  const uint32_t crc = crc32c(std::span(bytes).first(body));
+  for (int b = 0; b < 4; ++b) bytes[body + size_t(b)] = static_cast<uint8_t>(crc >> (8 * b));
+}
+
 class TransformTest : public test_support::TempDirTest {
  protected:
   std::string saved_calibration() {
@@ -131,9 +139,7 @@ struct CalibrationBytes {
     return std::bit_cast<float>(u);
   }
   std::string error() {
-    const size_t body = bytes.size() - 4;
-    const uint32_t crc = crc32c(std::span(bytes).first(body));
-    for (int b = 0; b < 4; ++b) bytes[body + size_t(b)] = uint8_t(crc >> (8 * b));
+    repair_crc(bytes);
     try {
       TransformCalibration::parse(bytes, "x.kvcal");
     } catch (const std::runtime_error& e) {
@@ -218,9 +224,7 @@ TEST_F(TransformTest, DistortionsOutsideTheFormatsRangeAreRefused) {
   const auto parsed = parse_bitstream(bytes);
   const size_t d_at = size_t(parsed.section("TPRM").data() - bytes.data()) + 8;
   for (int b = 0; b < 8; ++b) bytes[d_at + size_t(b)] = uint8_t(tiny >> (8 * b));
-  const size_t body = bytes.size() - kCrcBytes;
-  const uint32_t crc = crc32c(std::span(bytes).first(body));
-  for (int b = 0; b < 4; ++b) bytes[body + size_t(b)] = uint8_t(crc >> (8 * b));
+  repair_crc(bytes);
   try {
     decode_bitstream(bytes, codec->decode_context());
     FAIL() << "decoded at d = 1e-20";
@@ -378,9 +382,7 @@ TEST_F(TransformTest, ChunksOfMoreThanTwoToTheSixteenTokensAreRefusedBothWays) {
   constexpr size_t kTokensOffset = 28;  // FORMAT.md §1: the header's u32 token count
   const uint32_t declared = (uint32_t(1) << 16) + 1;
   for (int b = 0; b < 4; ++b) bytes[kTokensOffset + size_t(b)] = static_cast<uint8_t>(declared >> (8 * b));
-  const size_t body = bytes.size() - kCrcBytes;
-  const uint32_t crc = crc32c(std::span(bytes).first(body));
-  for (int b = 0; b < 4; ++b) bytes[body + size_t(b)] = static_cast<uint8_t>(crc >> (8 * b));
+  repair_crc(bytes);
   try {
     decode_bitstream(bytes, codec->decode_context());
     FAIL() << "decoded a chunk of 65537 tokens";
@@ -417,9 +419,7 @@ TEST_F(TransformTest, ACorruptGroupIsATypedErrorNotACrash) {
   for (int trial = 0; trial < 200; ++trial) {
     auto corrupt = bytes;
     corrupt[kHeaderBytes + rng() % (corrupt.size() - kHeaderBytes - kCrcBytes)] ^= static_cast<uint8_t>(1 + rng() % 255);
-    const size_t body = corrupt.size() - kCrcBytes;
-    const uint32_t crc = crc32c(std::span(corrupt).first(body));
-    for (int b = 0; b < 4; ++b) corrupt[body + size_t(b)] = static_cast<uint8_t>(crc >> (8 * b));
+    repair_crc(corrupt);
     try {
       decode_bitstream(corrupt, codec->decode_context());
     } catch (const BitstreamError&) {
