@@ -456,7 +456,8 @@ TEST_F(RunCli, AnEditedLadderFileIsProfiledAgain) {
 }
 
 // A `transform` spec without cal= is fitted to the context set's model (kvstream calibrate's default
-// text and options) once, kept in the profile cache, and its levels are a ladder the policies take.
+// text and options) once, kept in the profile cache with a record of what was fitted (a calibration
+// copied over it is fitted again), and its levels are a ladder the policies take.
 TEST_F(RunCli, ATransformSpecIsFittedToTheModelOnceAndCached) {
   if (const std::string why = why_no_stories260k(); !why.empty()) GTEST_SKIP() << why;
   auto config = nlohmann::json::parse(R"({
@@ -487,6 +488,27 @@ TEST_F(RunCli, ATransformSpecIsFittedToTheModelOnceAndCached) {
   EXPECT_NE(second.err.find("transform codec for stories260K: calibration from the cache"), std::string::npos)
       << second.err;
   EXPECT_NE(second.err.find("profile from the cache"), std::string::npos) << second.err;
+  // The manifest names the calibration, ladder or table every codec ran with.
+  fs::path entry;
+  for (const auto& file : fs::directory_iterator(dir_ / "cache/calibrations"))
+    if (file.path().extension() == ".kvcal") entry = file.path();
+  const auto record = nlohmann::json::parse(read_text(entry.string() + ".json"));
+  const auto codecs = nlohmann::json::parse(read_text(dir_ / "results/fitted/manifest.json"))["context_sets"][0]["codecs"];
+  EXPECT_EQ(codecs[1]["spec"], "transform:d=0.01");
+  EXPECT_NE(codecs[1]["runs_as"].get<std::string>().find(entry.string()), std::string::npos) << codecs;
+  EXPECT_NE(codecs[1]["content_id"].get<std::string>().find("cal=" + record["calibration_id"].get<std::string>()),
+            std::string::npos) << codecs;
+
+  // A valid calibration copied over the cache entry (another fit, another model's) is not used
+  // silently: it is not what the entry's record names, so it is fitted again.
+  codec::TransformCalibration other = codec::TransformCalibration::load(entry);
+  other.set_row_weights(std::vector<double>(size_t(2 * other.layers()), 2.0));
+  other.save(entry);
+  const auto third = run_config(path, "--no-figures --overwrite");
+  ASSERT_EQ(third.rc, 0) << third.err;
+  EXPECT_NE(third.err.find("is not used (it is not the calibration its record names"), std::string::npos) << third.err;
+  EXPECT_NE(third.err.find("fitting it again"), std::string::npos) << third.err;
+  EXPECT_EQ(codec::TransformCalibration::load(entry).id(), std::stoull(record["calibration_id"].get<std::string>(), nullptr, 16));
 
   // Its options are checked with the config, before any model runs.
   config["name"] = "bad";
@@ -495,44 +517,6 @@ TEST_F(RunCli, ATransformSpecIsFittedToTheModelOnceAndCached) {
   EXPECT_EQ(bad.rc, 1);
   EXPECT_NE(bad.err.find("$.codecs[1]"), std::string::npos) << bad.err;
   EXPECT_NE(bad.err.find("d=: relative distortion 2 is outside [1e-08, 1]"), std::string::npos) << bad.err;
-}
-
-// A valid calibration copied over the cache entry (another fit, another model's) is not used
-// silently: it is not what the entry's record names, so it is fitted again; and the manifest names
-// the calibration every codec ran with.
-TEST_F(RunCli, ACalibrationCopiedOverACacheEntryIsFittedAgain) {
-  if (const std::string why = why_no_stories260k(); !why.empty()) GTEST_SKIP() << why;
-  const auto path = write_config(nlohmann::json::parse(R"({
-    "name": "copied",
-    "contexts": [{"name": "ts", "model": "stories260K", "dataset": "text/tinystories/tinystories_val.txt",
-                  "count": 1, "tokens": 128, "chunk_tokens": 64, "continuation_tokens": 16}],
-    "codecs": ["transform:d=0.01", "cachegen"],
-    "traces": [{"name": "c1", "inputs": ["constant:gbps=1"]}],
-    "policies": ["fixed:transform:d=0.01:1"],
-    "slo_s": 0.5
-  })"));
-  ASSERT_EQ(run_config(path, "--no-figures").rc, 0);
-  fs::path entry;
-  for (const auto& file : fs::directory_iterator(dir_ / "cache/calibrations"))
-    if (file.path().extension() == ".kvcal") entry = file.path();
-  ASSERT_FALSE(entry.empty());
-  const auto record = nlohmann::json::parse(read_text(entry.string() + ".json"));
-  const auto codecs = [&] {
-    return nlohmann::json::parse(read_text(dir_ / "results/copied/manifest.json"))["context_sets"][0]["codecs"];
-  };
-  EXPECT_EQ(codecs()[0]["spec"], "transform:d=0.01");
-  EXPECT_NE(codecs()[0]["content_id"].get<std::string>().find("cal=" + record["calibration_id"].get<std::string>()),
-            std::string::npos) << codecs();
-  EXPECT_EQ(codecs()[1]["content_id"].get<std::string>().rfind("ladder=", 0), 0u) << codecs();
-
-  codec::TransformCalibration other = codec::TransformCalibration::load(entry);  // valid, but not this fit
-  other.set_row_weights(std::vector<double>(size_t(2 * other.layers()), 2.0));
-  other.save(entry);
-  const auto again = run_config(path, "--no-figures --overwrite");
-  ASSERT_EQ(again.rc, 0) << again.err;
-  EXPECT_NE(again.err.find("is not used (it is not the calibration its record names"), std::string::npos) << again.err;
-  EXPECT_NE(again.err.find("fitting it again"), std::string::npos) << again.err;
-  EXPECT_EQ(codec::TransformCalibration::load(entry).id(), std::stoull(record["calibration_id"].get<std::string>(), nullptr, 16));
 }
 
 // The main job's promise: without the model's files or the trace data it still runs, on the
