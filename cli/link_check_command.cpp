@@ -25,8 +25,8 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
     ("trace-format", po::value(&o.trace_format)->default_value("auto"), "auto, mahimahi, pensieve, lumos5g, csv")
     ("scale", po::value(&o.scale)->default_value(1.0), "multiply the trace's capacity by X")
     ("mean-mbps", po::value(&o.mean_mbps), "or scale the trace to this mean, Mbit/s")
-    ("seconds", po::value(&o.seconds)->default_value(3.0), "seconds measured (after 0.5 s of warm-up)")
-    ("window-ms", po::value(&o.window_ms)->default_value(100.0), "the windows compared, ms")
+    ("seconds", po::value(&o.seconds)->default_value(3.0), "seconds measured (after 0.5 s of warm-up; at most 3600)")
+    ("window-ms", po::value(&o.window_ms)->default_value(100.0), "the windows compared, ms (1 to 10000)")
     ("rtt-ms", po::value(&o.rtt_ms)->default_value(10.0), "the link's round trip, ms")
     ("json", po::bool_switch(&o.json), "one JSON object");
   po::variables_map vm;
@@ -35,7 +35,8 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
                      "Keeps an emulated link's queue from running empty with UDP datagrams and compares the bytes it\n"
                      "delivers in every window with the trace's integral over that window (docs/EMULATION.md\n"
                      "\"Accuracy\"): median, p95 and max of |delivered / integral - 1|, and how late deliveries were\n"
-                     "written. Needs root.",
+                     "written. A trace without capacity in the measured span is an error (nothing to compare).\n"
+                     "Needs root.",
                      options, vm))
     return std::nullopt;
   if (!(o.seconds > 0 && o.seconds <= emulation::kMaxLinkCheckS))

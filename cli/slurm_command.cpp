@@ -62,7 +62,9 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
                      "and a merge job that writes DIR as a one-machine run would. The scripts are written to\n"
                      "DIR/slurm/ (profile.sbatch, grid.sbatch, merge.sbatch; logs in DIR/slurm/logs/) and\n"
                      "submitted with sbatch; the job ids go to DIR/slurm/jobs.json. Submit again after a\n"
-                     "failure: finished shards are left out. --status DIR says what is done, running, failed.",
+                     "failure: finished shards are left out. --status DIR says what is done, running, failed.\n"
+                     "sbatch and squeue run without a shell; values in #SBATCH lines are quoted as sbatch reads\n"
+                     "them, and one with a control character (a newline) is refused.",
                      options, vm, &positional))
     return std::nullopt;
   if (o.status_dir.empty() && o.config_path.empty()) throw po::error("give CONFIG.json, or --status DIR");
