@@ -305,21 +305,18 @@ TEST_F(LadderFile, TransformLaddersHoldDistortions) {
 // Level numbers are one byte in a bitstream and in a .kvcdf table: a ladder has levels 1..255 only
 // (level 256 was once written as 0, and cdf-build wrote a count of 44 for 300 levels).
 TEST_F(LadderFile, LevelsAreNumberedOneTo255) {
-  std::string many = "[";
+  nlohmann::json many = nlohmann::json::array();
   for (int level = 1; level <= 256; ++level)
-    many += (level > 1 ? "," : "") + std::string(R"({"level": )") + std::to_string(level) +
-            R"(, "key": [{"until": 4, "bins": 8}], "value": [{"until": 4, "bins": 8}]})";
-  many += "]";
-  expect_load_error(ladder_json(many), "$.levels: expected at most 255 levels");
+    many.push_back({{"level", level}, {"key", {{{"until", 4}, {"bins", 8}}}}, {"value", {{{"until", 4}, {"bins", 8}}}}});
+  expect_load_error(ladder_json(many.dump()), "$.levels: expected at most 255 levels");
   for (const char* level : {"0", "256", "-1"})
     expect_load_error(ladder_json(std::string(R"([{"level": )") + level +
                                   R"(, "key": [{"until": 4, "bins": 8}], "value": [{"until": 4, "bins": 8}]}])"),
                       "$.levels[0].level: expected a level in 1..255");
-  std::string distortions = "[";
+  nlohmann::json distortions = {{"name", "t"}, {"codec", "transform"}, {"levels", nlohmann::json::array()}};
   for (int level = 1; level <= 256; ++level)
-    distortions += (level > 1 ? "," : "") + std::string(R"({"level": )") + std::to_string(level) +
-                   R"(, "distortion": )" + std::to_string(1.0 / level) + "}";
-  expect_load_error(R"({"name": "t", "codec": "transform", "levels": )" + distortions + "]}", "$.levels: expected at most 255");
+    distortions["levels"].push_back({{"level", level}, {"distortion", 1.0 / level}});
+  expect_load_error(distortions.dump(), "$.levels: expected at most 255");
 }
 
 }  // namespace
