@@ -62,8 +62,8 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
     return std::nullopt;
   flags.finish(vm);
   if (!(o.time_limit_s > 0 && o.time_limit_s <= 86400)) throw po::error("--time-limit-s must be in (0, 86400]");
-  const sim::SimConfig& c = o.streaming.config;
-  if (c.request_rtt_s > 0 && c.chunk_rtt_s > 0 && c.request_rtt_s != c.chunk_rtt_s)
+  const sim::NetworkPath& path = o.streaming.path;
+  if (path.request_rtt_s > 0 && path.chunk_rtt_s > 0 && path.request_rtt_s != path.chunk_rtt_s)
     throw po::error("--rtt-ms and --chunk-rtt-ms differ: an emulated path has one round trip");
   const bool with_profile = vm.count("profile") > 0, with_model = vm.count("model") > 0;
   if (with_profile == with_model) throw po::error("give --profile or --model (with --text), one of them");
@@ -73,7 +73,8 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
     return o;
   }
   if (real.text.empty()) throw po::error("--model needs --text, the file its context is taken from");
-  if (c.query_tokens > 0) throw po::error("--query-tokens: with --model the query is the continuation's tokens (--continuation-tokens)");
+  if (o.streaming.config.query_tokens > 0)
+    throw po::error("--query-tokens: with --model the query is the continuation's tokens (--continuation-tokens)");
   if (real.context < 0) throw po::error("--context must be >= 0");
   if (real.tokens < 1) throw po::error("--tokens must be >= 1");
   if (real.chunk_tokens < 1) throw po::error("--chunk-tokens must be >= 1");

@@ -89,10 +89,10 @@ StreamingFlags::StreamingFlags(StreamingOptions& o, bool profile_required) : o_(
     ("rate", po::value(&o.rate)->default_value(0.0), "Poisson arrival rate, requests/s (1e-6 to 1e9); contexts drawn uniformly from the profiles")
     ("seed", po::value(&o.seed)->default_value(1), "seed of the arrivals")
     ("link", po::value(&link_)->default_value("fluid"), "the simulator's link model: fluid (the trace's capacity, shared; exact for the artifact's experiments) or tcp (one modelled TCP connection per request: headers, slow start, the congestion control's window, drop-tail losses, restart after idle; docs/EMULATION.md)")
-    ("cc", po::value(&congestion_control_)->default_value("cubic"), "TCP congestion control (default cubic, Linux's): emulate takes any the kernel offers; the tcp link model has cubic, reno, bbr")
+    ("cc", po::value(&o.path.congestion_control)->default_value("cubic"), "TCP congestion control (default cubic, Linux's): emulate takes any the kernel offers; the tcp link model has cubic, reno, bbr")
     ("no-slow-start-after-idle", po::bool_switch(&no_slow_start_after_idle_), "TCP keeps its window over idle gaps (net.ipv4.tcp_slow_start_after_idle=0; default: restarts, as Linux)")
     ("queue-bytes", po::value(&queue_bytes_), "the bottleneck's drop-tail queue, bytes (1500 to 1e12; default: unbounded, no loss)")
-    ("queue-ms", po::value(&o.queue_ms), "or the queue as milliseconds at the (scaled) trace's mean rate")
+    ("queue-ms", po::value(&o.path.queue.ms), "or the queue as milliseconds at the (scaled) trace's mean rate")
     ("json", po::bool_switch(&o.json), "JSON: {\"runs\": [{\"policy\", \"summary\", \"requests\": [...]}], ...}");
 }
 
@@ -116,7 +116,7 @@ void StreamingFlags::finish(const po::variables_map& vm) {
   within("chunk-rtt-ms", chunk_rtt_ms_, 0, sim::kMaxRttMs);
   within("trace-offset", config.trace_offset_s, 0, sim::kMaxTraceOffsetS);
   if (o_.requests > 1) within("rate", o_.rate, sim::kMinRatePerS, sim::kMaxRatePerS);
-  if (vm.count("queue-ms")) within("queue-ms", o_.queue_ms, 0, sim::kMaxRttMs, true);
+  if (vm.count("queue-ms")) within("queue-ms", o_.path.queue.ms, 0, sim::kMaxRttMs, true);
   config.pipelining = !no_pipelining_;
   config.overlap_decode_prefill = !shared_gpu_;
   config.decode_costs_time = !no_decode_cost_;
@@ -126,20 +126,21 @@ void StreamingFlags::finish(const po::variables_map& vm) {
     config.fixed_recompute_s = recompute_s_;
   }
   if (artifact_timing_) config = sim::with_artifact_timing(config);
-  config.request_rtt_s = rtt_ms_ / 1e3;
-  config.chunk_rtt_s = chunk_rtt_ms_ / 1e3;
+  sim::NetworkPath& path = o_.path;
+  path.request_rtt_s = rtt_ms_ / 1e3;
+  path.chunk_rtt_s = chunk_rtt_ms_ / 1e3;
   try {
-    config.link_model = sim::link_model_named(link_);
+    path.link_model = sim::link_model_named(link_);
   } catch (const std::invalid_argument& e) {
     throw po::error(std::string("--link: ") + e.what());
   }
   if (vm.count("queue-bytes") && vm.count("queue-ms")) throw po::error("give --queue-bytes or --queue-ms, not both");
   if (vm.count("queue-bytes")) within("queue-bytes", queue_bytes_, 1500, sim::kMaxQueueBytes);  // >= one packet
-  config.tcp = sim::tcp_model_for(std::max(config.request_rtt_s, config.chunk_rtt_s), congestion_control_,
-                                  !no_slow_start_after_idle_, uint64_t(queue_bytes_));
-  if (config.link_model == sim::LinkModel::kTcp) {
+  path.queue.bytes = uint64_t(queue_bytes_);
+  path.slow_start_after_idle = !no_slow_start_after_idle_;
+  if (path.link_model == sim::LinkModel::kTcp) {
     try {
-      sim::make_congestion_control(config.tcp);
+      sim::make_congestion_control(sim::tcp_model_for(0, path.congestion_control, true, 0));
     } catch (const std::invalid_argument& e) {
       throw po::error(std::string("--cc: ") + e.what());
     }
@@ -154,7 +155,7 @@ sim::SimulationInputs load_streaming_inputs(const StreamingOptions& o, std::vect
   auto trace = traces::load_one_trace(o.trace_arg, o.trace_format);
   if (o.scale != 1) trace = traces::scale(trace, o.scale);
   in.trace = std::make_shared<traces::BandwidthTrace>(std::move(trace));
-  if (o.queue_ms > 0) in.config.tcp.queue_bytes = sim::queue_bytes_for_ms(o.queue_ms, in.trace->mean_bps());
+  sim::apply_network_path(o.path, in.trace->mean_bps(), in.config);
   if (!o.hardware_arg.empty()) in.hardware = sim::read_hardware_profile(profiling::resolve_hardware_profile(o.hardware_arg));
   in.requests = o.requests == 1 ? sim::single_request()
                                 : sim::poisson_requests(o.rate, static_cast<size_t>(o.requests), in.contexts.size(), o.seed);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "sim/network_path.h"
 #include "sim/request_result.h"
 #include "sim/simulation.h"
 
@@ -20,8 +21,8 @@ struct StreamingOptions {
   int64_t requests = 1;
   uint64_t seed = 1;
   bool json = false;
-  sim::SimConfig config;  // config.tcp: the path (round trip, queue, congestion control), for both
-  double queue_ms = 0;    // > 0: --queue-ms, resolved into config.tcp.queue_bytes once the trace is loaded
+  sim::SimConfig config;  // everything but the network path
+  sim::NetworkPath path;  // written into the config once the trace is loaded (its mean sizes --queue-ms)
 };
 
 // Declares the shared flags into an options_description; finish() checks them and fills the
@@ -42,7 +43,6 @@ class StreamingFlags {
   std::string link_;
   bool no_pipelining_ = false, shared_gpu_ = false, artifact_timing_ = false, no_decode_cost_ = false;
   bool no_slow_start_after_idle_ = false;
-  std::string congestion_control_;
   double queue_bytes_ = 0;  // read as a number, so that "-1" is refused rather than wrapped to 2^64 - 1
 };
 

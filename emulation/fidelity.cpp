@@ -56,9 +56,18 @@ FidelityRunner::FidelityRunner(const FidelityConfig& config, std::optional<sim::
   }
 }
 
+sim::NetworkPath FidelityRunner::path(const FidelityCase& c, const std::string& link_model) const {
+  sim::NetworkPath path;
+  path.link_model = sim::link_model_named(link_model);
+  path.request_rtt_s = path.chunk_rtt_s = c.rtt_ms / 1e3;
+  path.queue = {config_.queues[c.queue].bytes, config_.queues[c.queue].ms};
+  path.congestion_control = c.congestion_control;
+  path.slow_start_after_idle = config_.slow_start_after_idle;
+  return path;
+}
+
 uint64_t FidelityRunner::queue_bytes(const FidelityCase& c) const {
-  const FidelityQueue& q = config_.queues[c.queue];
-  return q.ms > 0 ? sim::queue_bytes_for_ms(q.ms, traces_[c.trace]->mean_bps()) : q.bytes;
+  return path(c, "fluid").queue.bytes_at(traces_[c.trace]->mean_bps());
 }
 
 sim::SimulationInputs FidelityRunner::inputs(const FidelityCase& c, const std::string& link_model) const {
@@ -69,10 +78,7 @@ sim::SimulationInputs FidelityRunner::inputs(const FidelityCase& c, const std::s
   in.policy = c.policy;
   in.config.slo_s = c.slo_s;
   in.config.trace_offset_s = c.offset_s;
-  in.config.request_rtt_s = in.config.chunk_rtt_s = c.rtt_ms / 1e3;
-  in.config.link_model = sim::link_model_named(link_model);
-  in.config.tcp =
-      sim::tcp_model_for(c.rtt_ms / 1e3, c.congestion_control, config_.slow_start_after_idle, queue_bytes(c));
+  sim::apply_network_path(path(c, link_model), traces_[c.trace]->mean_bps(), in.config);
   const FidelityWorkload& w = config_.workloads[c.workload];
   if (w.poisson)
     in.requests = sim::poisson_requests(w.rate_per_s, size_t(w.requests), contexts_.size(), w.seed);

@@ -11,6 +11,7 @@
 
 #include "emulation/emulate.h"
 #include "emulation/fidelity_config.h"
+#include "sim/network_path.h"
 #include "sim/simulation.h"
 
 namespace kvstream::emulation {
@@ -45,8 +46,10 @@ class FidelityRunner {
   const traces::BandwidthTrace& trace(size_t index) const { return *traces_[index]; }
   const std::vector<sim::ContextProfile>& contexts() const { return contexts_; }
 
-  // The simulator's inputs of `c` with `link_model` ("fluid" or "tcp"): round trips of c.rtt_ms
-  // before each request and each chunk, the tcp model of the path.
+  // The network path of `c` with `link_model` ("fluid" or "tcp"): round trips of c.rtt_ms before each
+  // request and each chunk, the case's queue and congestion control.
+  sim::NetworkPath path(const FidelityCase& c, const std::string& link_model) const;
+  // The simulator's inputs of `c` with `link_model`: its path applied (sim/network_path.h).
   sim::SimulationInputs inputs(const FidelityCase& c, const std::string& link_model) const;
   uint64_t queue_bytes(const FidelityCase& c) const;
   // Emulates `c`, then simulates it with every link model. Throws what emulate() throws.

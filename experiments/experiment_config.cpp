@@ -1,10 +1,13 @@
 #include "experiments/experiment_config.h"
 
+#include <functional>
+
 #include <algorithm>
 
 #include "codec/codec.h"
 #include "common/json_reader.h"
 #include "models/architecture_table.h"
+#include "sim/congestion_control.h"
 #include "sim/context_profile.h"
 #include "sim/policy.h"
 #include "sim/sim_config.h"
@@ -184,6 +187,75 @@ SimOptionsConfig parse_sim_options(const JsonNode& node) {
   return s;
 }
 
+// Throws naming the item when a list of `node` (or its one value) holds a value twice: two runs would
+// have one coordinate.
+template <typename T>
+void check_distinct(const JsonNode& node, const std::vector<T>& values) {
+  for (size_t i = 1; i < values.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (values[i] == values[j]) node.at(i).fail("listed twice (each value is a grid point)");
+}
+
+NetworkConfig parse_network(const JsonNode& node) {
+  node.only_keys({"link_model", "rtt_ms", "queue", "congestion_control", "slow_start_after_idle"});
+  NetworkConfig n;
+  if (node.has("link_model")) {
+    n.link_models.clear();
+    for (const auto& item : one_or_many(node.at("link_model"), false)) {
+      try {
+        sim::link_model_named(item.string());
+      } catch (const std::invalid_argument& e) {
+        item.fail(e.what());
+      }
+      n.link_models.push_back(item.string());
+    }
+  }
+  if (node.has("rtt_ms")) {
+    n.rtts_ms.clear();
+    for (const auto& item : one_or_many(node.at("rtt_ms"), false)) n.rtts_ms.push_back(item.number_in(0, sim::kMaxRttMs));
+  }
+  if (node.has("queue")) {
+    n.queues.clear();
+    for (const auto& item : one_or_many(node.at("queue"), false)) {
+      item.only_keys({"name", "bytes", "ms"});
+      QueueConfig q{item.at("name").name(), 0, 0};
+      if (item.has("bytes") && item.has("ms")) item.fail("give \"bytes\" or \"ms\", not both (neither: unbounded)");
+      if (item.has("bytes")) {
+        const JsonNode bytes = item.at("bytes");
+        if (bytes.integer_at_least(1500) > int64_t(sim::kMaxQueueBytes))
+          bytes.fail("expected at most 1e12 bytes, got " + bytes.value().dump());
+        q.bytes = uint64_t(bytes.value().get<int64_t>());
+      }
+      if (item.has("ms")) q.ms = item.at("ms").number_in(0.01, sim::kMaxRttMs);
+      for (const auto& other : n.queues)
+        if (other.name == q.name) item.at("name").fail("two queues are named \"" + q.name + "\"");
+      n.queues.push_back(q);
+    }
+  }
+  if (node.has("congestion_control")) {
+    n.congestion_controls.clear();
+    for (const auto& item : one_or_many(node.at("congestion_control"), false)) {
+      const std::string name = item.string();
+      try {  // only what the tcp link model has (the emulator would take any the kernel has)
+        sim::make_congestion_control(sim::tcp_model_for(0, name, true, 0));
+      } catch (const std::invalid_argument& e) {
+        item.fail(e.what());
+      }
+      n.congestion_controls.push_back(name);
+    }
+  }
+  if (node.has("slow_start_after_idle")) {
+    n.slow_start_after_idle.clear();
+    for (const auto& item : one_or_many(node.at("slow_start_after_idle"), false))
+      n.slow_start_after_idle.push_back(item.boolean());
+  }
+  if (node.has("link_model")) check_distinct(node.at("link_model"), n.link_models);
+  if (node.has("rtt_ms")) check_distinct(node.at("rtt_ms"), n.rtts_ms);
+  if (node.has("congestion_control")) check_distinct(node.at("congestion_control"), n.congestion_controls);
+  if (node.has("slow_start_after_idle")) check_distinct(node.at("slow_start_after_idle"), n.slow_start_after_idle);
+  return n;
+}
+
 std::optional<KvScaleConfig> parse_kv_scale(const JsonNode& node) {
   if (node.value().is_null()) return std::nullopt;
   if (node.value().is_string()) {
@@ -220,7 +292,7 @@ const char* to_string(ContextSource source) {
 ExperimentConfig parse_experiment_config(const nlohmann::json& json, const std::string& where) {
   const JsonNode root(json, where);
   root.only_keys({"name", "description", "seed", "contexts", "codecs", "levels", "kv_scale", "decode", "traces",
-                  "policies", "slo_s", "hardware", "workload", "sim", "repetitions", "figures"});
+                  "policies", "slo_s", "hardware", "workload", "sim", "network", "repetitions", "figures"});
   ExperimentConfig c;
   c.name = root.at("name").name();
   if (root.has("description")) c.description = root.at("description").string();
@@ -284,6 +356,13 @@ ExperimentConfig parse_experiment_config(const nlohmann::json& json, const std::
     root.at("decode").fail("\"hardware\" takes decode throughputs from the hardware profiles, but $.hardware names none");
   if (root.has("workload")) c.workload = parse_workload(root.at("workload"));
   if (root.has("sim")) c.sim = parse_sim_options(root.at("sim"));
+  if (root.has("network")) {
+    c.network = parse_network(root.at("network"));
+    for (const char* key : {"request_rtt_ms", "chunk_rtt_ms"})  // 0 is what to_json writes beside a network
+      if (root.has("sim") && root.at("sim").has(key) && root.at("sim").at(key).number() != 0)
+        root.at("sim").at(key).fail("the network section sets the round trip: give $.network.rtt_ms, not $.sim." +
+                                    std::string(key));
+  }
   if (root.has("repetitions")) {
     c.repetitions = int_at_least(root.at("repetitions"), 1);
     if (c.repetitions > kMaxRepetitions)
@@ -346,33 +425,48 @@ nlohmann::json to_json(const ExperimentConfig& c) {
     workload["rate_per_s"] = c.workload.rates_per_s;
     workload["requests"] = c.workload.requests;
   }
-  return {{"name", c.name},
-          {"description", c.description},
-          {"seed", c.seed},
-          {"contexts", contexts},
-          {"codecs", c.codecs},
-          {"levels", c.levels},
-          {"kv_scale", c.kv_scale ? nlohmann::json{{"name", c.kv_scale->name},
-                                                   {"fp16_bytes_per_token", c.kv_scale->fp16_bytes_per_token}}
-                                  : nlohmann::json(nullptr)},
-          {"decode", !c.decode                 ? nlohmann::json("measured")
-                     : c.decode->from_hardware ? nlohmann::json("hardware")
-                                               : nlohmann::json{{"fp16_bytes_per_s", c.decode->fp16_bytes_per_s},
-                                                                {"source", c.decode->source}}},
-          {"traces", traces},
-          {"policies", c.policies},
-          {"slo_s", c.slos_s},
-          {"hardware", c.hardware},
-          {"workload", workload},
-          {"sim",
-           {{"pipelining", c.sim.pipelining},
-            {"shared_gpu", c.sim.shared_gpu},
-            {"artifact_timing", c.sim.artifact_timing},
-            {"query_tokens", c.sim.query_tokens},
-            {"request_rtt_ms", c.sim.request_rtt_ms},
-            {"chunk_rtt_ms", c.sim.chunk_rtt_ms}}},
-          {"repetitions", c.repetitions},
-          {"figures", c.figures}};
+  nlohmann::json out = {{"name", c.name},
+                        {"description", c.description},
+                        {"seed", c.seed},
+                        {"contexts", contexts},
+                        {"codecs", c.codecs},
+                        {"levels", c.levels},
+                        {"kv_scale", c.kv_scale ? nlohmann::json{{"name", c.kv_scale->name},
+                                                                 {"fp16_bytes_per_token", c.kv_scale->fp16_bytes_per_token}}
+                                                : nlohmann::json(nullptr)},
+                        {"decode", !c.decode                 ? nlohmann::json("measured")
+                                   : c.decode->from_hardware ? nlohmann::json("hardware")
+                                                             : nlohmann::json{{"fp16_bytes_per_s", c.decode->fp16_bytes_per_s},
+                                                                              {"source", c.decode->source}}},
+                        {"traces", traces},
+                        {"policies", c.policies},
+                        {"slo_s", c.slos_s},
+                        {"hardware", c.hardware},
+                        {"workload", workload},
+                        {"sim",
+                         {{"pipelining", c.sim.pipelining},
+                          {"shared_gpu", c.sim.shared_gpu},
+                          {"artifact_timing", c.sim.artifact_timing},
+                          {"query_tokens", c.sim.query_tokens},
+                          {"request_rtt_ms", c.sim.request_rtt_ms},
+                          {"chunk_rtt_ms", c.sim.chunk_rtt_ms}}},
+                        {"repetitions", c.repetitions},
+                        {"figures", c.figures}};
+  if (c.network) {
+    nlohmann::json queues = nlohmann::json::array();
+    for (const auto& q : c.network->queues) {
+      nlohmann::json queue = {{"name", q.name}};
+      if (q.bytes > 0) queue["bytes"] = q.bytes;
+      if (q.ms > 0) queue["ms"] = q.ms;
+      queues.push_back(queue);
+    }
+    out["network"] = {{"link_model", c.network->link_models},
+                      {"rtt_ms", c.network->rtts_ms},
+                      {"queue", queues},
+                      {"congestion_control", c.network->congestion_controls},
+                      {"slow_start_after_idle", c.network->slow_start_after_idle}};
+  }
+  return out;
 }
 
 }  // namespace kvstream::experiments

@@ -85,6 +85,26 @@ struct SimOptionsConfig {
   double request_rtt_ms = 0, chunk_rtt_ms = 0;
 };
 
+// A drop-tail queue of the network section: `bytes`, or `ms` at the (scaled) trace's mean rate;
+// neither: unbounded.
+struct QueueConfig {
+  std::string name;
+  uint64_t bytes = 0;
+  double ms = 0;
+};
+
+// The network paths a config sweeps (SCHEMA.md §7a), every key a grid axis: the simulator's link
+// model, the path's round trip (paid before each request and each chunk, as `simulate --rtt-ms R
+// --chunk-rtt-ms R` pays it) and, for `tcp`, the queue, congestion control and restart after idle
+// (a `fluid` path has none of those three: they would not change its result).
+struct NetworkConfig {
+  std::vector<std::string> link_models = {"fluid"};
+  std::vector<double> rtts_ms = {0};
+  std::vector<QueueConfig> queues = {{"unbounded", 0, 0}};
+  std::vector<std::string> congestion_controls = {"cubic"};
+  std::vector<bool> slow_start_after_idle = {true};
+};
+
 // Bounds that keep a config's work within what one machine holds: more is an error naming the field.
 inline constexpr int kMaxRepetitions = 100'000;
 
@@ -103,6 +123,9 @@ struct ExperimentConfig {
   std::vector<std::string> hardware;  // shipped names or paths; empty: no hardware profile
   WorkloadConfig workload;
   SimOptionsConfig sim;
+  // None: one fluid path with sim.request_rtt_ms and sim.chunk_rtt_ms, and no network coordinates in
+  // the results (what configs before the network section ran, byte for byte).
+  std::optional<NetworkConfig> network;
   int repetitions = 1;  // 1 … kMaxRepetitions
   std::vector<std::string> figures;  // plotting/plot.py kinds; empty: what the results hold
 };

@@ -1,6 +1,6 @@
 // The grid of an experiment: every combination of context (one per run for single-request
-// workloads, all of a set for Poisson ones), trace, hardware profile, arrival rate, SLO, policy and
-// repetition, in one fixed order. Each run has an index (its place in that order) and an id (a hash
+// workloads, all of a set for Poisson ones), trace, network path, hardware profile, arrival rate, SLO,
+// policy and repetition, in one fixed order. Each run has an index (its place in that order) and an id (a hash
 // of its coordinates), so resumed, sharded and merged results name the same run the same way.
 #pragma once
 #include <cstddef>
@@ -10,8 +10,20 @@
 #include <vector>
 
 #include "experiments/experiment_config.h"
+#include "sim/network_path.h"
 
 namespace kvstream::experiments {
+
+// One network path of the grid (sim/network_path.h) and what runs.jsonl records of it: nothing for a
+// config without a network section (its one fluid path, sim.request_rtt_ms and sim.chunk_rtt_ms);
+// else link_model, rtt_ms, queue (its name), congestion_control and slow_start_after_idle, the last
+// three null on a fluid path.
+struct NetworkPathSpec {
+  sim::NetworkPath path;
+  nlohmann::json coordinates = nlohmann::json::object();
+};
+// In grid order: link models, round trips, then (tcp) queues, congestion controls, restart after idle.
+std::vector<NetworkPathSpec> network_paths(const ExperimentConfig& config);
 
 struct RunSpec {
   size_t index = 0;
@@ -19,12 +31,13 @@ struct RunSpec {
   size_t context_set = 0;
   std::optional<size_t> context;  // single workload: this context; Poisson: every context of the set
   size_t trace_set = 0, trace = 0;
+  size_t network = 0;             // index into network_paths(config)
   std::optional<size_t> hardware; // index into config.hardware
   std::optional<size_t> rate;     // index into config.workload.rates_per_s
   size_t slo = 0, policy = 0;
   int repetition = 0;
   // By name: context_set, context, trace_set, trace, hardware, workload, rate_per_s, slo_s, policy,
-  // repetition (what runs.jsonl records; the id hashes it).
+  // repetition, and the network path's (what runs.jsonl records; the id hashes it).
   nlohmann::json coordinates;
 };
 

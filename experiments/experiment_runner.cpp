@@ -109,7 +109,7 @@ HardwareInputs load_hardware(const ExperimentConfig& config, const std::string& 
   return hardware;
 }
 
-// The simulator's knobs for one SLO of the config.
+// The simulator's knobs for one SLO of the config, but the network path (apply_network_path).
 sim::SimConfig sim_config(const ExperimentConfig& c, double slo_s) {
   sim::SimConfig sc;
   sc.slo_s = slo_s;
@@ -120,8 +120,6 @@ sim::SimConfig sim_config(const ExperimentConfig& c, double slo_s) {
     sc.decode_fp16_bytes_per_s = c.decode->fp16_bytes_per_s;
   }
   sc.query_tokens = c.sim.query_tokens;
-  sc.request_rtt_s = c.sim.request_rtt_ms / 1e3;
-  sc.chunk_rtt_s = c.sim.chunk_rtt_ms / 1e3;
   return c.sim.artifact_timing ? sim::with_artifact_timing(sc) : sc;
 }
 
@@ -234,6 +232,7 @@ struct Inputs {
   const std::vector<LoadedContextSet>& contexts;
   const std::vector<TraceSet>& traces;
   const std::vector<sim::HardwareProfile>& hardware;
+  const std::vector<NetworkPathSpec>& paths;
 };
 
 nlohmann::json execute(const Inputs& in, const RunSpec& run) {
@@ -245,6 +244,7 @@ nlohmann::json execute(const Inputs& in, const RunSpec& run) {
   sim_in.policy = c.policies[run.policy];
   auto& sc = sim_in.config;
   sc = sim_config(c, c.slos_s[run.slo]);
+  sim::apply_network_path(in.paths[run.network].path, trace->mean_bps(), sc);
   const auto& profiles = in.contexts[run.context_set].simulated;
   if (run.context) {
     sim_in.contexts = {profiles[*run.context]};
@@ -446,7 +446,8 @@ RunnerReport run_experiment(const ExperimentConfig& config, const std::string& c
     {
       RunLog run_log(result.file("runs.jsonl"));
       Progress progress(report.shard_runs, report.resumed_runs, log, options.terminal);
-      const Inputs inputs{config, contexts, trace_sets, hardware.profiles};
+      const auto paths = network_paths(config);
+    const Inputs inputs{config, contexts, trace_sets, hardware.profiles, paths};
       execute_all(inputs, todo, std::max(1, options.jobs), run_log, progress);
       progress.finish();
     }

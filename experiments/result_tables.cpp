@@ -1,5 +1,6 @@
 #include "experiments/result_tables.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -14,6 +15,8 @@ const std::vector<std::string> kSummaryColumns = {
     "context_set", "trace_set", "policy", "slo_s", "hardware", "workload", "rate_per_s", "runs", "requests",
     "completed", "trace_mean_gbps", "mean_ttft_s", "p50_ttft_s", "p95_ttft_s", "slo_violation_rate", "mean_bytes",
     "mean_quality"};
+const std::vector<std::string> kNetworkColumns = {"link_model", "rtt_ms", "queue", "congestion_control",
+                                                  "slow_start_after_idle"};
 const std::vector<std::string> kLevelColumns = {
     "context_set", "model", "level", "codec", "contexts", "tokens", "bytes", "bytes_per_token", "ratio_vs_fp16",
     "quality", "ppl_ref", "ppl", "kl_mean", "encode_mb_per_s", "decode_mb_per_s"};
@@ -73,6 +76,8 @@ std::vector<SummaryRow> summarize_runs(const std::vector<nlohmann::json>& runs) 
     nlohmann::json group;
     for (const char* key : {"context_set", "trace_set", "policy", "slo_s", "hardware", "workload", "rate_per_s"})
       group[key] = run.at(key);
+    if (run.contains("link_model"))  // a config with a network section: each path its own row
+      for (const auto& key : kNetworkColumns) group[key] = run.at(key);
     const auto [it, inserted] = index_of.emplace(group.dump(), rows.size());
     if (inserted) {
       rows.push_back({group, 0, 0, {}});
@@ -100,7 +105,12 @@ void write_summary_csv(const std::filesystem::path& path, const std::vector<Summ
     for (auto it = summary.begin(); it != summary.end(); ++it) j[it.key()] = it->is_null() ? nlohmann::json(NAN) : *it;
     objects.push_back(j);
   }
-  write_csv(path, kSummaryColumns, objects);
+  std::vector<std::string> columns = kSummaryColumns;
+  if (!rows.empty() && rows.front().group.contains("link_model")) {
+    const auto after = std::find(columns.begin(), columns.end(), "rate_per_s") + 1;
+    columns.insert(after, kNetworkColumns.begin(), kNetworkColumns.end());
+  }
+  write_csv(path, columns, objects);
 }
 
 void write_levels_csv(const std::filesystem::path& path, const std::vector<nlohmann::json>& rows) {
@@ -115,11 +125,23 @@ void print_summary_table(std::ostream& out, const std::vector<SummaryRow>& rows)
     return false;
   };
   const bool sets = varies("context_set"), hardware = varies("hardware"), rates = varies("rate_per_s");
+  // The network path in a few characters ("tcp 20ms shallow cubic"), when the sweep has several.
+  const auto path_of = [](const nlohmann::json& group) {
+    if (!group.contains("link_model")) return std::string();
+    std::string text = group.at("link_model").get<std::string>();
+    text.append(" ").append(csv_cell(group.at("rtt_ms"))).append("ms");
+    for (const char* key : {"queue", "congestion_control"})
+      if (group.at(key).is_string()) text.append(" ").append(group.at(key).get<std::string>());
+    if (group.at("slow_start_after_idle") == false) text.append(" no-restart");
+    return text;
+  };
+  bool paths = false;
+  for (const auto& row : rows) paths = paths || path_of(row.group) != path_of(rows.front().group);
   const auto text = [](const nlohmann::json& value) { return value.is_string() ? value.get<std::string>() : value.dump(); };
   char line[320];
-  std::snprintf(line, sizeof line, "%-26s %6s %-16s%s%s%s %9s %9s %9s %6s %9s %7s\n", "policy", "SLO s", "trace set",
+  std::snprintf(line, sizeof line, "%-26s %6s %-16s%s%s%s%s %9s %9s %9s %6s %9s %7s\n", "policy", "SLO s", "trace set",
                 sets ? " context set     " : "", hardware ? " hardware        " : "", rates ? "   rate/s" : "",
-                "TTFT mean", "p50", "p95", "viol%", "MB", "quality");
+                paths ? " network path            " : "", "TTFT mean", "p50", "p95", "viol%", "MB", "quality");
   out << line;
   for (const auto& row : rows) {
     const auto& s = row.summary;
@@ -130,10 +152,12 @@ void print_summary_table(std::ostream& out, const std::vector<SummaryRow>& rows)
     };
     char rate[16] = "";
     if (rates) std::snprintf(rate, sizeof rate, " %8.3g", row.group.at("rate_per_s").is_null() ? NAN : row.group.at("rate_per_s").get<double>());
-    std::snprintf(line, sizeof line, "%-26.26s %6.3g %-16.16s%s%s%s %9.4f %9.4f %9.4f %6.1f %9.2f %7.4f\n",
+    char path[40] = "";
+    if (paths) std::snprintf(path, sizeof path, " %-24.24s", path_of(row.group).c_str());
+    std::snprintf(line, sizeof line, "%-26.26s %6.3g %-16.16s%s%s%s%s %9.4f %9.4f %9.4f %6.1f %9.2f %7.4f\n",
                   text(row.group.at("policy")).c_str(), row.group.at("slo_s").get<double>(),
                   text(row.group.at("trace_set")).c_str(), cell(sets, text(row.group.at("context_set"))).c_str(),
-                  cell(hardware, text(row.group.at("hardware"))).c_str(), rate, s.completed ? s.mean_ttft_s : NAN,
+                  cell(hardware, text(row.group.at("hardware"))).c_str(), rate, path, s.completed ? s.mean_ttft_s : NAN,
                   s.completed ? s.p50_ttft_s : NAN, s.completed ? s.p95_ttft_s : NAN, 100 * s.slo_violation_rate,
                   s.mean_bytes / 1e6, s.completed ? s.mean_quality : NAN);
     out << line;

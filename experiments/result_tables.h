@@ -1,5 +1,6 @@
 // The tables of a result directory (experiments/SCHEMA.md "Results"): summary.csv aggregates the
-// requests of runs.jsonl per (context set, trace set, policy, SLO, hardware, workload, rate);
+// requests of runs.jsonl per (context set, trace set, policy, SLO, hardware, workload, rate, and the
+// network path when the config has a network section);
 // levels.csv is what the codec measured per (context set, level). Both are computed from files
 // alone, so a resumed or merged directory gets the same tables as an uninterrupted run.
 #pragma once
@@ -14,7 +15,7 @@
 namespace kvstream::experiments {
 
 struct SummaryRow {
-  nlohmann::json group;  // context_set, trace_set, policy, slo_s, hardware, workload, rate_per_s
+  nlohmann::json group;  // context_set, trace_set, policy, slo_s, hardware, workload, rate_per_s[, kNetworkColumns]
   size_t runs = 0;
   double trace_mean_gbps = 0;  // mean over the group's runs
   sim::Summary summary;        // over every request of the group's runs
@@ -24,6 +25,8 @@ struct SummaryRow {
 std::vector<SummaryRow> summarize_runs(const std::vector<nlohmann::json>& runs);
 
 extern const std::vector<std::string> kSummaryColumns;
+// The network path's columns, after rate_per_s, in results of a config with a network section.
+extern const std::vector<std::string> kNetworkColumns;
 extern const std::vector<std::string> kLevelColumns;
 
 void write_summary_csv(const std::filesystem::path& path, const std::vector<SummaryRow>& rows);

@@ -92,6 +92,32 @@ def is_number(value):
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+NETWORK_KEYS = ["link_model", "rtt_ms", "queue", "congestion_control", "slow_start_after_idle"]
+
+
+def network_path(row):
+    """A row's network path in a few words ("tcp 20 ms shallow cubic"), or None for results of a
+    config without a network section. Rows of summary.csv hold text, runs.jsonl objects JSON values."""
+    if row.get("link_model") in (None, ""):
+        return None
+    rtt = row.get("rtt_ms")
+    rtt = f"{float(rtt):g}" if rtt not in (None, "") else "?"
+    words = [str(row["link_model"]), f"{rtt} ms"]
+    words += [str(row[key]) for key in ("queue", "congestion_control") if row.get(key) not in (None, "")]
+    if row.get("slow_start_after_idle") in (False, "false"):
+        words.append("no restart")
+    return " ".join(words)
+
+
+def label_network_paths(rows):
+    """Results that sweep network paths: each path its own series, named in the policy's label
+    ("mpc · tcp 20 ms shallow cubic"), so that no figure pools runs of different paths."""
+    if rows and len({network_path(r) for r in rows}) > 1:
+        for row in rows:
+            row["policy"] = f"{row['policy']} · {network_path(row)}"
+    return rows
+
+
 def run_ttfts(run, where):
     """From one runs.jsonl object: its policy, SLO, workload and per-request TTFTs (s; +inf when not
     completed)."""
@@ -110,8 +136,10 @@ def run_ttfts(run, where):
         if ttft is not None and not is_number(ttft):
             raise PlotError(f"{where}: \"ttft_s\" must be a number or null")
         ttfts.append(float(ttft) if request.get("completed") is True and ttft is not None else math.inf)
-    return {"policy": policy, "slo_s": None if slo is None else float(slo), "workload": run.get("workload"),
-            "ttfts": ttfts}
+    reduced = {"policy": policy, "slo_s": None if slo is None else float(slo), "workload": run.get("workload"),
+               "ttfts": ttfts}
+    reduced.update({key: run[key] for key in NETWORK_KEYS if key in run})
+    return reduced
 
 
 def json_lines(path):
@@ -128,8 +156,8 @@ def json_lines(path):
 
 
 def read_runs(path):
-    """runs.jsonl reduced to what the figures need (see run_ttfts)."""
-    return [run_ttfts(run, where) for run, where in json_lines(path)]
+    """runs.jsonl reduced to what the figures need (see run_ttfts), network paths labelled."""
+    return label_network_paths([run_ttfts(run, where) for run, where in json_lines(path)])
 
 
 def read_fidelity(path):
@@ -217,7 +245,8 @@ class Result:
 
     @cached_property
     def summary(self):
-        return self._read_if_present("summary.csv", read_csv, SUMMARY_COLUMNS, SUMMARY_TEXT)
+        rows = self._read_if_present("summary.csv", read_csv, SUMMARY_COLUMNS, SUMMARY_TEXT)
+        return None if rows is None else label_network_paths(rows)
 
     @cached_property
     def levels(self):

@@ -175,6 +175,83 @@ TEST(ExperimentGrid, OrderIdsAndShards) {
   EXPECT_THROW(expand_grid(c, shape), std::invalid_argument);
 }
 
+// The network section (SCHEMA.md §7a): every key a grid axis; a fluid path has no queue, congestion
+// control or restart axis (they would not change its result).
+TEST(ExperimentGrid, TheNetworkSectionIsGridAxes) {
+  auto j = minimal();
+  j["network"] = nlohmann::json::parse(R"({"link_model": ["fluid", "tcp"], "rtt_ms": [20, 80],
+    "queue": [{"name": "shallow", "ms": 50}, {"name": "deep", "bytes": 2000000}],
+    "congestion_control": ["cubic", "bbr"], "slow_start_after_idle": true})");
+  const auto c = parse_experiment_config(j, "c.json");
+  EXPECT_EQ(to_json(parse_experiment_config(to_json(c), "config.json")), to_json(c));  // reads back
+  const auto paths = network_paths(c);
+  ASSERT_EQ(paths.size(), 2u + 2 * 2 * 2);  // fluid x 2 RTTs, tcp x 2 RTTs x 2 queues x 2 ccs
+  EXPECT_EQ(paths[0].coordinates, nlohmann::json::parse(R"({"link_model": "fluid", "rtt_ms": 20.0, "queue": null,
+                                                             "congestion_control": null, "slow_start_after_idle": null})"));
+  EXPECT_EQ(paths[0].path.link_model, sim::LinkModel::kFluid);
+  EXPECT_EQ(paths[0].path.request_rtt_s, 0.02);
+  EXPECT_EQ(paths[0].path.chunk_rtt_s, 0.02);
+  const auto& tcp = paths[2];  // tcp, 20 ms, shallow, cubic
+  EXPECT_EQ(tcp.path.link_model, sim::LinkModel::kTcp);
+  EXPECT_EQ(tcp.path.queue.ms, 50);
+  EXPECT_EQ(tcp.path.congestion_control, "cubic");
+  EXPECT_EQ(tcp.coordinates["queue"], "shallow");
+  EXPECT_EQ(paths[3].coordinates["congestion_control"], "bbr");
+  EXPECT_EQ(paths.back().coordinates["rtt_ms"], 80.0);
+  // Every run carries its path; ids differ by path.
+  const auto grid = expand_grid(c, GridShape{{{"syn"}}, {{"constant:gbps=1"}}});
+  ASSERT_EQ(grid.size(), paths.size() * 2 * 2);  // x SLOs x policies
+  EXPECT_EQ(grid[0].coordinates["link_model"], "fluid");
+  EXPECT_EQ(grid[4].network, 1u);
+  EXPECT_NE(grid[0].id, grid[4].id);
+
+  // Without a network section: one fluid path with sim's round trips, and no network coordinates, so
+  // ids and results are those of configs written before the section existed.
+  auto legacy = minimal();
+  legacy["sim"] = {{"request_rtt_ms", 5}, {"chunk_rtt_ms", 7}};
+  const auto plain = parse_experiment_config(legacy, "c.json");
+  const auto one = network_paths(plain);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].path.request_rtt_s, 0.005);
+  EXPECT_EQ(one[0].path.chunk_rtt_s, 0.007);
+  EXPECT_TRUE(one[0].coordinates.empty());
+  const auto legacy_grid = expand_grid(plain, GridShape{{{"syn"}}, {{"constant:gbps=1"}}});
+  EXPECT_FALSE(legacy_grid[0].coordinates.contains("link_model"));
+  EXPECT_EQ(legacy_grid[0].id, "16080e968db0f076") << legacy_grid[0].coordinates;  // as before the section
+  EXPECT_FALSE(to_json(plain).contains("network"));
+}
+
+TEST(ExperimentConfig, NetworkErrorsNameTheJsonPathAndTheValidValues) {
+  const auto error_with = [](const char* network) {
+    auto j = minimal();
+    j["network"] = nlohmann::json::parse(network);
+    return error_of(j);
+  };
+  const std::vector<std::pair<const char*, std::string>> cases = {
+      {R"({"link_model": "packet"})", "c.json: $.network.link_model: expected link model \"fluid\" or \"tcp\", got \"packet\""},
+      {R"({"link_model": ["tcp", "tcp"]})", "c.json: $.network.link_model[1]: listed twice"},
+      {R"({"link_model": []})", "c.json: $.network.link_model: expected a non-empty list"},
+      {R"({"rtt_ms": -1})", "c.json: $.network.rtt_ms: expected a number in [0, 1e+06], got -1"},
+      {R"({"rtt_ms": [20, 1e300]})", "c.json: $.network.rtt_ms[1]: expected a number in [0, 1e+06]"},
+      {R"({"queue": {"name": "q", "bytes": 100}})", "c.json: $.network.queue.bytes: expected an integer >= 1500, got 100"},
+      {R"({"queue": {"name": "q", "bytes": 1e13}})", "c.json: $.network.queue.bytes: expected an integer"},
+      {R"({"queue": {"name": "q", "bytes": 3000, "ms": 5}})", "c.json: $.network.queue: give \"bytes\" or \"ms\", not both"},
+      {R"({"queue": [{"name": "q"}, {"name": "q", "ms": 5}]})", "c.json: $.network.queue[1].name: two queues are named \"q\""},
+      {R"({"queue": {"name": "a b"}})", "c.json: $.network.queue.name: expected a name"},
+      {R"({"congestion_control": "vegas"})", "c.json: $.network.congestion_control: the tcp link model has no model of congestion control \"vegas\""},
+      {R"({"slow_start_after_idle": "yes"})", "c.json: $.network.slow_start_after_idle: expected"},
+      {R"({"jitter_ms": 1})", "c.json: $.network: unknown key \"jitter_ms\""}};
+  for (const auto& [network, message] : cases)
+    EXPECT_NE(error_with(network).find(message), std::string::npos) << network << "\n" << error_with(network);
+  auto both = minimal();
+  both["network"] = {{"rtt_ms", 20}};
+  both["sim"] = {{"request_rtt_ms", 10}};
+  EXPECT_NE(error_of(both).find("c.json: $.sim.request_rtt_ms: the network section sets the round trip: give "
+                                "$.network.rtt_ms"),
+            std::string::npos)
+      << error_of(both);
+}
+
 TEST(ExperimentGrid, AGridTooLargeToHoldIsAnErrorBeforeItGrows) {
   auto j = minimal();
   j["repetitions"] = 100000;  // x 2 SLOs x 2 policies x 3 traces = 1.2 M runs

@@ -256,5 +256,33 @@ class PlotTest(unittest.TestCase):
         self.assert_error(run_plot(os.path.join(self.full, "config.json")), "not a directory")
 
 
+
+def load_plot_module():
+    """plot.py as a module, for its helpers."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("plot", PLOT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class NetworkPaths(unittest.TestCase):
+    """Results of a config with a network section: each path is its own series, never pooled."""
+
+    def test_several_paths_are_named_in_the_series_and_one_path_is_left_alone(self):
+        plot = load_plot_module()
+        rows = [{"policy": "mpc", "link_model": "fluid", "rtt_ms": "20", "queue": "", "congestion_control": "",
+                 "slow_start_after_idle": ""},
+                {"policy": "mpc", "link_model": "tcp", "rtt_ms": "20", "queue": "shallow",
+                 "congestion_control": "cubic", "slow_start_after_idle": "false"}]
+        plot.label_network_paths(rows)
+        self.assertEqual([r["policy"] for r in rows],
+                         ["mpc \u00b7 fluid 20 ms", "mpc \u00b7 tcp 20 ms shallow cubic no restart"])
+        runs = [{"policy": "quant8", "link_model": "tcp", "rtt_ms": 80.0, "queue": None,
+                 "congestion_control": "bbr", "slow_start_after_idle": True}] * 2
+        self.assertEqual([r["policy"] for r in plot.label_network_paths([dict(r) for r in runs])], ["quant8"] * 2)
+        self.assertEqual(plot.label_network_paths([{"policy": "text"}]), [{"policy": "text"}])
+
+
 if __name__ == "__main__":
     unittest.main()
