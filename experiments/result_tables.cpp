@@ -7,6 +7,7 @@
 #include <ostream>
 
 #include "common/atomic_file.h"
+#include "common/content_hash.h"
 #include "sim/request_result.h"
 
 namespace kvstream::experiments {
@@ -14,7 +15,8 @@ namespace kvstream::experiments {
 const std::vector<std::string> kSummaryColumns = {
     "context_set", "trace_set", "policy", "slo_s", "hardware", "workload", "rate_per_s", "runs", "requests",
     "completed", "trace_mean_gbps", "mean_ttft_s", "p50_ttft_s", "p95_ttft_s", "slo_violation_rate", "mean_bytes",
-    "mean_quality"};
+    "mean_quality", "mean_ttft_s_ci95_lo", "mean_ttft_s_ci95_hi", "p50_ttft_s_ci95_lo", "p50_ttft_s_ci95_hi",
+    "p95_ttft_s_ci95_lo", "p95_ttft_s_ci95_hi", "slo_violation_rate_ci95_lo", "slo_violation_rate_ci95_hi"};
 const std::vector<std::string> kNetworkColumns = {"link_model", "rtt_ms", "queue", "congestion_control",
                                                   "slow_start_after_idle"};
 const std::vector<std::string> kLevelColumns = {
@@ -80,7 +82,7 @@ std::vector<SummaryRow> summarize_runs(const std::vector<nlohmann::json>& runs) 
       for (const auto& key : kNetworkColumns) group[key] = run.at(key);
     const auto [it, inserted] = index_of.emplace(group.dump(), rows.size());
     if (inserted) {
-      rows.push_back({group, 0, 0, {}});
+      rows.push_back({group, 0, 0, {}, {}});
       requests.emplace_back();
     }
     SummaryRow& row = rows[it->second];
@@ -91,6 +93,14 @@ std::vector<SummaryRow> summarize_runs(const std::vector<nlohmann::json>& runs) 
   for (size_t i = 0; i < rows.size(); ++i) {
     rows[i].trace_mean_gbps /= static_cast<double>(rows[i].runs);
     rows[i].summary = sim::summarize(requests[i]);
+    std::vector<double> ttfts;
+    size_t violations = 0;
+    for (const auto& r : requests[i]) {
+      if (r.completed) ttfts.push_back(r.ttft_s);
+      violations += r.slo_met ? 0 : 1;
+    }
+    const std::string key = rows[i].group.dump();
+    rows[i].intervals = sim::summary_intervals(ttfts, requests[i].size(), violations, common::fnv1a64(key.data(), key.size()));
   }
   return rows;
 }
@@ -103,6 +113,12 @@ void write_summary_csv(const std::filesystem::path& path, const std::vector<Summ
     // The simulator's summary fields; one over no completed request (null there) is nan here.
     const nlohmann::json summary = sim::to_json(row.summary);
     for (auto it = summary.begin(); it != summary.end(); ++it) j[it.key()] = it->is_null() ? nlohmann::json(NAN) : *it;
+    const sim::SummaryIntervals& ci = row.intervals;
+    for (const auto& [name, interval] : {std::pair{"mean_ttft_s", ci.mean_ttft_s}, {"p50_ttft_s", ci.p50_ttft_s},
+                                         {"p95_ttft_s", ci.p95_ttft_s}, {"slo_violation_rate", ci.slo_violation_rate}}) {
+      j[std::string(name).append("_ci95_lo")] = interval.lo;
+      j[std::string(name).append("_ci95_hi")] = interval.hi;
+    }
     objects.push_back(j);
   }
   std::vector<std::string> columns = kSummaryColumns;

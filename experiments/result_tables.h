@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sim/summary.h"
+#include "sim/summary_intervals.h"
 
 namespace kvstream::experiments {
 
@@ -19,12 +20,15 @@ struct SummaryRow {
   size_t runs = 0;
   double trace_mean_gbps = 0;  // mean over the group's runs
   sim::Summary summary;        // over every request of the group's runs
+  // 95 % intervals of the TTFT mean, p50, p95 and the violation rate (sim/summary_intervals.h), the
+  // bootstrap seeded by the group, so that a resumed or merged directory gets the same ones.
+  sim::SummaryIntervals intervals;
 };
 
 // `runs`: runs.jsonl records (sorted by index); groups appear in order of their first run.
 std::vector<SummaryRow> summarize_runs(const std::vector<nlohmann::json>& runs);
 
-extern const std::vector<std::string> kSummaryColumns;
+extern const std::vector<std::string> kSummaryColumns;  // the interval columns (`<stat>_ci95_lo`, `_hi`) last
 // The network path's columns, after rate_per_s, in results of a config with a network section.
 extern const std::vector<std::string> kNetworkColumns;
 extern const std::vector<std::string> kLevelColumns;

@@ -34,6 +34,9 @@ SUMMARY_COLUMNS = ["context_set", "trace_set", "policy", "slo_s", "hardware", "w
                    "requests", "completed", "trace_mean_gbps", "mean_ttft_s", "p50_ttft_s", "p95_ttft_s",
                    "slo_violation_rate", "mean_bytes", "mean_quality"]
 SUMMARY_TEXT = {"context_set", "trace_set", "policy", "hardware", "workload"}
+# 95 % intervals (summary.csv from kvstream run since it has them; older directories have none).
+SUMMARY_INTERVALS = [f"{stat}_ci95_{end}" for stat in ("mean_ttft_s", "p50_ttft_s", "p95_ttft_s", "slo_violation_rate")
+                     for end in ("lo", "hi")]
 LEVELS_COLUMNS = ["context_set", "model", "level", "codec", "contexts", "tokens", "bytes", "bytes_per_token",
                   "ratio_vs_fp16", "quality", "ppl_ref", "ppl", "kl_mean", "encode_mb_per_s", "decode_mb_per_s"]
 LEVELS_TEXT = {"context_set", "model", "level", "codec"}
@@ -60,8 +63,9 @@ def parse_number(text, where, column):
         raise PlotError(f"{where}: column {column}: not a number: {text!r}") from None
 
 
-def read_csv(path, columns, text_columns):
-    """The rows of a CSV file as dicts; every column not in text_columns is parsed as a number."""
+def read_csv(path, columns, text_columns, optional_numbers=()):
+    """The rows of a CSV file as dicts; every column not in text_columns is parsed as a number, and so
+    are the optional_numbers columns the header has."""
     with open(path, newline="") as f:
         reader = csv.reader(f)
         header = next(reader, None)
@@ -70,6 +74,7 @@ def read_csv(path, columns, text_columns):
         missing = [c for c in columns if c not in header]
         if missing:
             raise PlotError(f"{path}:1: header lacks column(s) {', '.join(missing)}")
+        numbers = [c for c in columns if c not in text_columns] + [c for c in optional_numbers if c in header]
         rows = []
         try:
             for fields in reader:
@@ -79,9 +84,8 @@ def read_csv(path, columns, text_columns):
                 if len(fields) != len(header):
                     raise PlotError(f"{where}: {len(fields)} fields, the header has {len(header)}")
                 row = dict(zip(header, fields))
-                for column in columns:
-                    if column not in text_columns:
-                        row[column] = parse_number(row[column], where, column)
+                for column in numbers:
+                    row[column] = parse_number(row[column], where, column)
                 rows.append(row)
         except csv.Error as e:
             raise PlotError(f"{path}:{reader.line_num}: {e}") from None
@@ -245,7 +249,7 @@ class Result:
 
     @cached_property
     def summary(self):
-        rows = self._read_if_present("summary.csv", read_csv, SUMMARY_COLUMNS, SUMMARY_TEXT)
+        rows = self._read_if_present("summary.csv", read_csv, SUMMARY_COLUMNS, SUMMARY_TEXT, SUMMARY_INTERVALS)
         return None if rows is None else label_network_paths(rows)
 
     @cached_property
@@ -293,14 +297,47 @@ def weighted_mean(rows, field):
     return sum(v * w for v, w in pairs) / total if total > 0 else math.nan
 
 
+def interval(group, field):
+    """The 95 % interval (lo, hi) of the point weighted_mean(group, field): a one-row point's own
+    interval from summary.csv; for a pooled point, the runs-weighted mean of independent group
+    estimates, whose standard error combines the groups' (each read as half its interval's width over
+    1.96, a normal approximation). (nan, nan) when a pooled row lacks an interval (older summaries)."""
+    rows = [r for r in group if finite(r[field]) and finite(r["runs"])]
+    bounds = [(r.get(f"{field}_ci95_lo"), r.get(f"{field}_ci95_hi")) for r in rows]
+    if not rows or not all(finite(lo) and finite(hi) for lo, hi in bounds):
+        return math.nan, math.nan
+    if len(rows) == 1:
+        return bounds[0]
+    total = sum(r["runs"] for r in rows)
+    error = math.sqrt(sum((r["runs"] * (hi - lo) / 2) ** 2 for r, (lo, hi) in zip(rows, bounds))) / total
+    centre = weighted_mean(rows, field)
+    low, high = (0.0, 1.0) if field == "slo_violation_rate" else (-math.inf, math.inf)
+    return max(centre - error, low), min(centre + error, high)
+
+
 def pool(rows, key, fields):
-    """Groups rows by key(row); per group the runs-weighted mean of each field. Returns ({key: {field: mean}},
-    the largest number of rows pooled into one group)."""
+    """Groups rows by key(row); per group the runs-weighted mean of each field, and its 95 % interval
+    under (field, "ci") (see interval()). Returns ({key: {field: mean, (field, "ci"): (lo, hi)}}, the largest
+    number of rows pooled into one group)."""
     groups = defaultdict(list)
     for row in rows:
         groups[key(row)].append(row)
-    means = {k: {f: weighted_mean(group, f) for f in fields} for k, group in groups.items()}
+    means = {k: {**{f: weighted_mean(group, f) for f in fields}, **{(f, "ci"): interval(group, f) for f in fields}}
+             for k, group in groups.items()}
     return means, max((len(g) for g in groups.values()), default=0)
+
+
+def error_bars(ax, points, colour, horizontal=False):
+    """95 % intervals of points (x, y, (lo, hi)) as bars, vertical (on y) or horizontal (on x); points
+    without a finite interval get none."""
+    shown = [(x, y, lo, hi) for x, y, (lo, hi) in points if finite(lo) and finite(hi)]
+    if not shown:
+        return
+    xs, ys, los, his = zip(*shown)
+    centres = xs if horizontal else ys
+    spans = [[max(c - lo, 0) for c, lo in zip(centres, los)], [max(hi - c, 0) for c, hi in zip(centres, his)]]
+    ax.errorbar(xs, ys, xerr=spans if horizontal else None, yerr=None if horizontal else spans, fmt="none",
+                ecolor=colour, elinewidth=0.8, capsize=2, alpha=0.7)
 
 
 def pooled_note(largest):
@@ -399,20 +436,21 @@ def draw_ttft_vs_bandwidth(result):
         plotted, missing = False, []
         for policy in sorted(policy_colour):
             for i, slo in enumerate(slos):
-                series = [(gbps, m["mean_ttft_s"]) for (c, h, p, s, gbps), m in means.items()
+                series = [(gbps, m["mean_ttft_s"], m[("mean_ttft_s", "ci")]) for (c, h, p, s, gbps), m in means.items()
                           if (c, h, p, s) == (context_set, hardware, policy, slo)]
                 if not series:
                     continue
                 label = policy if len(slos) == 1 else f"{policy}, {slo_text(slo)}"
-                points = sorted((x, y) for x, y in series if finite(y))
+                points = sorted((x, y, ci) for x, y, ci in series if finite(y))
                 if not points:
                     missing.append(label)
                     continue
-                ax.plot(*zip(*points), marker="o", color=policy_colour[policy],
+                ax.plot([x for x, _, _ in points], [y for _, y, _ in points], marker="o", color=policy_colour[policy],
                         linestyle=SLO_STYLES[i % len(SLO_STYLES)], label=label)
+                error_bars(ax, points, policy_colour[policy])
                 plotted = True
         finish_panel(ax, f"{context_set}, {hardware}" if hardware else context_set, plotted, missing,
-                     "mean trace bandwidth (Gbps)", "mean TTFT (s)", log_x=True)
+                     "mean trace bandwidth (Gbps)", "mean TTFT (s), 95 % CI", log_x=True)
     figure_legend(fig, axes)
     return fig
 
@@ -436,22 +474,24 @@ def draw_violation_vs_quality(result):
     for ax, panel in zip(axes, panels):
         plotted, missing = False, []
         for policy in sorted(policy_colour):
-            series = [(s, 100 * m["slo_violation_rate"], 100 * m["mean_quality"])
+            series = [(s, 100 * m["slo_violation_rate"], 100 * m["mean_quality"],
+                       tuple(100 * v for v in m[("slo_violation_rate", "ci")]))
                       for (t, p, s), m in means.items() if (t, p) == (panel, policy)]
             if not series:
                 continue
-            points = sorted(((s, x, y) for s, x, y in series if finite(x) and finite(y)),
+            points = sorted(((s, x, y, ci) for s, x, y, ci in series if finite(x) and finite(y)),
                             key=lambda point: slo_order(point[0]))
             if not points:
                 missing.append(policy)
                 continue
-            _, xs, ys = zip(*points)
+            _, xs, ys, cis = zip(*points)
             ax.plot(xs, ys, marker="o", color=policy_colour[policy], label=policy)
-            for slo, x, y in points:
+            error_bars(ax, list(zip(xs, ys, cis)), policy_colour[policy], horizontal=True)
+            for slo, x, y, _ in points:
                 ax.annotate("no SLO" if slo is None else f"{slo:g} s", (x, y), xytext=(4, 4),
                             textcoords="offset points", fontsize=7, color=policy_colour[policy])
             plotted = True
-        finish_panel(ax, panel, plotted, missing, "SLO violation rate (% of requests)", "mean quality (%)")
+        finish_panel(ax, panel, plotted, missing, "SLO violation rate (% of requests, 95 % CI)", "mean quality (%)")
     figure_legend(fig, axes)
     return fig
 
@@ -506,17 +546,19 @@ def draw_ttft_vs_load(result):
         plotted, missing = False, []
         for policy in sorted(policy_colour):
             for field, percentile, style in (("p50_ttft_s", "p50", "-"), ("p95_ttft_s", "p95", "--")):
-                series = [(rate, m[field]) for (s, p, rate), m in means.items() if (s, p) == (slo, policy)]
+                series = [(rate, m[field], m[(field, "ci")]) for (s, p, rate), m in means.items() if (s, p) == (slo, policy)]
                 if not series:
                     continue
-                points = sorted((x, y) for x, y in series if finite(y))
+                points = sorted((x, y, ci) for x, y, ci in series if finite(y))
                 if not points:
                     missing.append(f"{policy} {percentile}")
                     continue
                 label = policy if percentile == "p50" else "_nolegend_"  # the p50 line carries the legend
-                ax.plot(*zip(*points), marker="o", linestyle=style, color=policy_colour[policy], label=label)
+                ax.plot([x for x, _, _ in points], [y for _, y, _ in points], marker="o", linestyle=style,
+                        color=policy_colour[policy], label=label)
+                error_bars(ax, points, policy_colour[policy])
                 plotted = True
-        finish_panel(ax, slo_text(slo), plotted, missing, "arrival rate (requests/s)", "TTFT (s)")
+        finish_panel(ax, slo_text(slo), plotted, missing, "arrival rate (requests/s)", "TTFT (s), 95 % CI")
     styles = [Line2D([], [], color="grey", linestyle="-", label="p50"),
               Line2D([], [], color="grey", linestyle="--", label="p95")]
     figure_legend(fig, axes, styles)

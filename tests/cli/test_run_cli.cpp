@@ -5,6 +5,7 @@
 #include <spawn.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <random>
@@ -107,6 +108,28 @@ TEST_F(RunCli, WritesEveryResultFileWithItsColumns) {
   ASSERT_EQ(summary.size(), 1u + 3 * 5 * 2);
   EXPECT_EQ(summary[0], joined(experiments::kSummaryColumns));
   EXPECT_EQ(summary[1].rfind("syn,c1,quant8,0.5,a40_mistral-7b,single,,2,2,2,1,", 0), 0u) << summary[1];
+  // Each statistic lies within its 95 % interval, and the violation rate's within [0, 1].
+  const auto cells_of = [](const std::string& line) {
+    std::vector<std::string> cells;
+    std::stringstream in(line);
+    for (std::string cell; std::getline(in, cell, ',');) cells.push_back(cell);
+    return cells;
+  };
+  const std::vector<std::string> header = cells_of(summary[0]);
+  const auto column = [&](const std::string& name) {
+    return size_t(std::find(header.begin(), header.end(), name) - header.begin());
+  };
+  for (size_t i = 1; i < summary.size(); ++i) {
+    const std::vector<std::string> row = cells_of(summary[i]);
+    ASSERT_EQ(row.size(), header.size()) << summary[i];
+    for (const std::string stat : {"mean_ttft_s", "p50_ttft_s", "p95_ttft_s", "slo_violation_rate"}) {
+      const double value = std::stod(row[column(stat)]), lo = std::stod(row[column(stat + "_ci95_lo")]),
+                   hi = std::stod(row[column(stat + "_ci95_hi")]);
+      EXPECT_TRUE(lo <= value && value <= hi) << stat << " in " << summary[i];
+    }
+    EXPECT_GE(std::stod(row[column("slo_violation_rate_ci95_lo")]), 0);
+    EXPECT_LE(std::stod(row[column("slo_violation_rate_ci95_hi")]), 1);
+  }
   EXPECT_EQ(lines_of(out / "levels.csv")[0], joined(experiments::kLevelColumns));
   EXPECT_EQ(lines_of(out / "levels.csv").size(), 1u + 4);  // cachegen:1..3, quant:bits=8
 

@@ -24,7 +24,9 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 SUMMARY_HEADER = ["context_set", "trace_set", "policy", "slo_s", "hardware", "workload", "rate_per_s", "runs",
                   "requests", "completed", "trace_mean_gbps", "mean_ttft_s", "p50_ttft_s", "p95_ttft_s",
-                  "slo_violation_rate", "mean_bytes", "mean_quality"]
+                  "slo_violation_rate", "mean_bytes", "mean_quality", "mean_ttft_s_ci95_lo", "mean_ttft_s_ci95_hi",
+                  "p50_ttft_s_ci95_lo", "p50_ttft_s_ci95_hi", "p95_ttft_s_ci95_lo", "p95_ttft_s_ci95_hi",
+                  "slo_violation_rate_ci95_lo", "slo_violation_rate_ci95_hi"]
 LEVELS_HEADER = ["context_set", "model", "level", "codec", "contexts", "tokens", "bytes", "bytes_per_token",
                  "ratio_vs_fp16", "quality", "ppl_ref", "ppl", "kl_mean", "encode_mb_per_s", "decode_mb_per_s"]
 
@@ -71,11 +73,13 @@ def make_result(directory, trace_sets=TRACE_SETS, slos=(0.5, 2.0), rates=(0.5, 1
                     ttfts = [request_ttft(policy, tokens, gbps, (rate or 0) * 0.3 * i) for i in range(count)]
                     done = sorted(t for t in ttfts if math.isfinite(t))
                     mean = sum(done) / len(done) if done else math.inf
+                    p50, p95 = (done[len(done) // 2], done[-1]) if done else (math.nan, math.nan)
+                    violations = sum(not t <= slo for t in ttfts) / count
+                    spread = [v for point in (mean, p50, p95) for v in (0.9 * point, 1.1 * point)]
                     summary.append([context_set, trace_set, policy, slo, "a40_mistral-7b", workload,
-                                    "" if rate is None else rate, 1, count, len(done), gbps, mean,
-                                    done[len(done) // 2] if done else "nan", done[-1] if done else "nan",
-                                    sum(not t <= slo for t in ttfts) / count,
-                                    share * tokens * FP16_BYTES_PER_TOKEN, quality])
+                                    "" if rate is None else rate, 1, count, len(done), gbps, mean, p50, p95,
+                                    violations, share * tokens * FP16_BYTES_PER_TOKEN, quality, *spread,
+                                    max(violations - 0.2, 0), min(violations + 0.2, 1)])
                     requests = [{"request": i, "context": f"{context_set}-0", "arrival_s": i / (rate or 1),
                                  "completed": math.isfinite(t), "ttft_s": t if math.isfinite(t) else None,
                                  "slo_met": t <= slo, "breakdown": {"transfer_s": 0, "decode_s": 0,
@@ -282,6 +286,39 @@ class NetworkPaths(unittest.TestCase):
                  "congestion_control": "bbr", "slow_start_after_idle": True}] * 2
         self.assertEqual([r["policy"] for r in plot.label_network_paths([dict(r) for r in runs])], ["quant8"] * 2)
         self.assertEqual(plot.label_network_paths([{"policy": "text"}]), [{"policy": "text"}])
+
+
+class ConfidenceIntervals(unittest.TestCase):
+    """summary.csv's 95 % intervals become error bars: a one-row point's own, a pooled point's combined."""
+
+    def test_points_carry_their_intervals(self):
+        plot = load_plot_module()
+        rows = [{"policy": "mpc", "trace_set": "a", "runs": 10, "mean_ttft_s": 1.0,
+                 "mean_ttft_s_ci95_lo": 0.8, "mean_ttft_s_ci95_hi": 1.3},
+                {"policy": "text", "trace_set": "a", "runs": 10, "mean_ttft_s": 2.0,
+                 "mean_ttft_s_ci95_lo": 1.5, "mean_ttft_s_ci95_hi": 2.5},
+                {"policy": "text", "trace_set": "b", "runs": 30, "mean_ttft_s": 4.0,
+                 "mean_ttft_s_ci95_lo": 3.5, "mean_ttft_s_ci95_hi": 4.5},
+                {"policy": "old", "trace_set": "a", "runs": 1, "mean_ttft_s": 3.0}]
+        means, largest = plot.pool(rows, lambda r: r["policy"], ["mean_ttft_s"])
+        self.assertEqual(largest, 2)
+        self.assertEqual(means["mpc"][("mean_ttft_s", "ci")], (0.8, 1.3))
+        self.assertAlmostEqual(means["text"]["mean_ttft_s"], 3.5)
+        # pooled: (10 * 2.0 + 30 * 4.0) / 40, half-widths 0.5 and 0.5 combine to sqrt(5^2 + 15^2) / 40
+        lo, hi = means["text"][("mean_ttft_s", "ci")]
+        self.assertAlmostEqual(lo, 3.5 - math.sqrt(250) / 40)
+        self.assertAlmostEqual(hi, 3.5 + math.sqrt(250) / 40)
+        self.assertTrue(all(math.isnan(v) for v in means["old"][("mean_ttft_s", "ci")]))
+
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        figure, ax = plt.subplots()
+        plot.error_bars(ax, [(1.0, 1.0, (0.8, 1.3)), (2.0, 3.5, (math.nan, math.nan))], "C0")
+        segments = [s for c in ax.collections for s in c.get_segments()]
+        self.assertEqual(len(segments), 1)
+        self.assertEqual([tuple(p) for p in segments[0]], [(1.0, 0.8), (1.0, 1.3)])
+        plt.close(figure)
 
 
 if __name__ == "__main__":
