@@ -87,7 +87,9 @@ sim::SimulationInputs FidelityRunner::inputs(const FidelityCase& c, const std::s
   return in;
 }
 
-FidelityRun FidelityRunner::run(const FidelityCase& c) const { return simulated_beside(c, emulate(inputs(c, "fluid"))); }
+// The emulated network is real TCP: its policies plan with the tcp link model's view of it (their
+// transfer-time predictor and oracle-dp's timeline, sim/transfer_predictor.h), as under `--link tcp`.
+FidelityRun FidelityRunner::run(const FidelityCase& c) const { return simulated_beside(c, emulate(inputs(c, "tcp"))); }
 
 FidelityRun FidelityRunner::simulated_beside(const FidelityCase& c, EmulationReport emulated) const {
   FidelityRun run{c, traces_[c.trace]->mean_bps() / 1e6, queue_bytes(c), std::move(emulated), {}};

@@ -22,6 +22,7 @@ class BbrControl final : public CongestionControl {
   void on_round(const RoundSample& sample) override;
   void on_restart(double, double) override {}  // BBR paces on from its estimate after idleness
   bool paced() const override { return true; }
+  std::unique_ptr<CongestionControl> clone() const override { return std::make_unique<BbrControl>(*this); }
 
   enum class Mode { kStartup, kDrain, kProbeBw };
   Mode mode() const { return mode_; }

@@ -36,6 +36,8 @@ class CongestionControl {
   // Whether the sender paces its window over the round trip; otherwise the first round of a
   // transfer on an idle connection leaves as one burst, at the sender's line rate.
   virtual bool paced() const = 0;
+  // An independent copy of this state (a planner branches on a connection, sim/tcp_connection.h).
+  virtual std::unique_ptr<CongestionControl> clone() const = 0;
 };
 
 // The model of model.congestion_control; throws std::invalid_argument for a name without one

@@ -23,6 +23,7 @@ namespace kvstream::sim {
 class CubicControl final : public LossBasedControl {
  public:
   using LossBasedControl::LossBasedControl;
+  std::unique_ptr<CongestionControl> clone() const override { return std::make_unique<CubicControl>(*this); }
 
   static constexpr double kBeta = 717.0 / 1024;
   static constexpr double kC = 41.0 * 10 / 1024;  // bic_scale 41: 0.4 packets/s^3

@@ -8,6 +8,17 @@ namespace kvstream::sim {
 
 bool text_allowed(const Spec& spec) { return spec.boolean("text", true); }
 
+namespace policies {
+TransferPredictor::Kind predictor_option(const Spec& spec, const std::string& fallback) {
+  const std::string name = spec.string("predictor", fallback);
+  try {
+    return TransferPredictor::kind_named(name);
+  } catch (const std::invalid_argument&) {
+    spec.fail("option predictor=" + name + ": expected link or fluid");
+  }
+}
+}  // namespace policies
+
 namespace {
 
 std::vector<PolicyInfo>& registry() {
@@ -23,14 +34,15 @@ std::vector<PolicyInfo>& registry() {
        "budget SLO/round(N/S) per chunk, best level whose transfer fits, else text (ORACLE)",
        true, Recompute::kYes, make_cachegen_artifact, ""},
       {"cachegen",
-       "cachegen[:estimator=last,window=5,alpha=0.5,first=<level>,ladder=cachegen,text=1]  the paper's rule: "
-       "estimated throughput, remaining budget SLO - elapsed, best level whose remaining chunks fit, text when "
-       "recompute is faster",
+       "cachegen[:estimator=last,window=5,alpha=0.5,first=<level>,ladder=cachegen,text=1,predictor=fluid]  the "
+       "paper's rule: estimated throughput, remaining budget SLO - elapsed, best level whose remaining chunks fit, "
+       "text when recompute is faster; predictor=link times the chunks through the request's TCP connection",
        false, Recompute::kUnlessTextOff, make_cachegen, ""},
       {"mpc",
-       "mpc[:horizon=5,estimator=robust,window=5,alpha=0.5,ladder=cachegen,text=1,prior_gbps=G]  look-ahead over the "
-       "next horizon chunks maximising quality with predicted completion before the deadline; before the first "
-       "sample it predicts prior_gbps, or without it sends the middle level",
+       "mpc[:horizon=5,estimator=robust,window=5,alpha=0.5,ladder=cachegen,text=1,prior_gbps=G,predictor=link]  "
+       "look-ahead over the next horizon chunks maximising quality with predicted completion before the deadline; "
+       "before the first sample it predicts prior_gbps, or without it sends the middle level; predictor=link "
+       "predicts transfers through the request's TCP connection under the tcp link model, fluid as bits / rate",
        false, Recompute::kUnlessTextOff, make_mpc, ""},
       {"oracle-dp",
        "oracle-dp[:ladder=cachegen,text=1,frontier=256]  knows the future trace: the plan of best quality that "

@@ -8,6 +8,7 @@ namespace kvstream::sim {
 class RenoControl final : public LossBasedControl {
  public:
   using LossBasedControl::LossBasedControl;
+  std::unique_ptr<CongestionControl> clone() const override { return std::make_unique<RenoControl>(*this); }
 
  private:
   void on_loss(const RoundSample&) override;

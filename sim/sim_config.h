@@ -51,6 +51,14 @@ struct SimConfig {
   TcpModel tcp;                        // the path: the tcp link model's, and the one emulate builds
 };
 
+// Where the link reads the trace: trace_offset_s, except that under the tcp link model the server's
+// packets meet the bottleneck half a round trip before they reach the client, where the streamer
+// times them, so the link reads the trace that much earlier.
+inline double link_trace_offset_s(const SimConfig& config) {
+  if (config.link_model == LinkModel::kFluid) return config.trace_offset_s;
+  return config.trace_offset_s - config.tcp.rtt_s / 2 > 0 ? config.trace_offset_s - config.tcp.rtt_s / 2 : 0.0;
+}
+
 // Bounds on the inputs' times, far beyond any experiment, so that every simulated time is finite (a
 // round trip of 1e308 ms once gave a TTFT of 1e305 s). simulate/emulate flags and experiment configs
 // check them, naming the flag or JSON path.

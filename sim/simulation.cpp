@@ -55,9 +55,7 @@ std::vector<RequestResult> simulate(const SimulationInputs& in, SimulationStats*
     if (in.trace->chunk_indexed())
       throw std::invalid_argument("the tcp link model needs capacity over time; trace \"" + in.trace->name() +
                                   "\" is chunk-indexed");
-    // The server's packets meet the bottleneck half a round trip before they reach the client, where
-    // the streamer times them: the link reads the trace that much earlier.
-    const double link_offset_s = std::max(0.0, in.config.trace_offset_s - in.config.tcp.rtt_s / 2);
+    const double link_offset_s = link_trace_offset_s(in.config);
     SharedLink link(events, *in.trace, link_offset_s);
     std::vector<std::unique_ptr<TcpConnectionLink>> connections(in.requests.size());
     results = stream_checked(in, events, [&](size_t r) -> Link& {
@@ -83,16 +81,11 @@ std::vector<RequestResult> stream_checked(const SimulationInputs& in, EventQueue
   Executor& decode_executor = in.config.overlap_decode_prefill ? decode : prefill;
 
   // Per context: its costs and its exact single-request model on the true trace.
-  const auto& trace = *in.trace;
-  const double offset_s = in.config.trace_offset_s;
-  auto solo = [&trace, offset_s](double start_s, double bits, size_t chunk) {
-    return solo_transfer_end_s(trace, offset_s, start_s, bits, chunk);
-  };
   std::vector<std::unique_ptr<CostModel>> costs;
   std::vector<std::unique_ptr<TimelineModel>> models;
   for (const auto& profile : in.contexts) {
     costs.push_back(std::make_unique<CostModel>(profile, in.config, in.hardware));
-    models.push_back(std::make_unique<TimelineModel>(*costs.back(), in.config, solo));
+    models.push_back(std::make_unique<TimelineModel>(true_trace_model(*costs.back(), in.config, *in.trace)));
   }
 
   for (const auto& profile : in.contexts) make_policy(in.policy, profile);  // bad specs fail before any event

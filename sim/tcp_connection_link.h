@@ -1,5 +1,6 @@
 // A request's TCP connection over the fluid link, the simulator's `tcp` link model (docs/EMULATION.md
-// "The simulator's link models"), in rounds of one round trip each:
+// "The simulator's link models"), in rounds of one round trip each (the rounds' arithmetic is
+// TcpConnection's, sim/tcp_connection.h; this link times them with events on the shared link):
 //   - headers: every packet_bytes on the wire carry mss_bytes of payload (1,500 and 1,448 for TCP
 //     with timestamps over IPv4), so a chunk of B bytes puts B · packet / mss on the link;
 //   - a round sends the congestion control's window (sim/congestion_control.h: slow start, HyStart,
@@ -20,12 +21,10 @@
 // connections' packets (each connection sees the whole capacity as its own pipe), the timing of
 // packets inside a round.
 #pragma once
-#include <memory>
-
-#include "sim/congestion_control.h"
 #include "sim/event_queue.h"
 #include "sim/link.h"
-#include "sim/tcp_model.h"
+#include "sim/link_capacity.h"
+#include "sim/tcp_connection.h"
 #include "traces/bandwidth_trace.h"
 
 namespace kvstream::sim {
@@ -38,29 +37,17 @@ class TcpConnectionLink final : public Link {
                     double trace_offset_s);
   void send(double bits, size_t chunk, int choice, EventQueue::Handler on_delivered) override;
 
-  const CongestionControl& congestion_control() const { return *control_; }
-  double lost_bits() const { return lost_bits_; }
+  const TcpConnection& connection() const { return connection_; }
+  const CongestionControl& congestion_control() const { return connection_.congestion_control(); }
+  double lost_bits() const { return connection_.lost_bits(); }
 
  private:
   void round(size_t chunk);
 
   EventQueue& events_;
   Link& shared_;
-  TcpModel model_;
-  double bits_between(double t0_s, double t1_s) const;
-  const traces::BandwidthTrace& trace_;
-  double trace_offset_s_;
-  std::unique_ptr<CongestionControl> control_;
-  double idle_since_s_ = -1;  // when the last transfer ended; -1: never sent
-  double lost_bits_ = 0;      // over the connection's life
-  // The transfer in progress.
-  double remaining_bits_ = 0;
-  double round_start_s_ = 0;
-  bool first_round_ = false;
-  // How far the last round's bits overran its round trip: ACK-clocked, the next round's first
-  // packets would have queued behind them that long.
-  double overrun_s_ = 0;
-  double first_packet_wait_s_ = 0;  // the round's first packet's wait for capacity (a bursty trace's gaps)
+  TraceCapacity capacity_;
+  TcpConnection connection_;
   int choice_ = 0;  // of the transfer in flight
   EventQueue::Handler on_delivered_;
 };

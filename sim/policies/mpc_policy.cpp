@@ -3,10 +3,14 @@
 // (docs/CACHEGEN.md §11.4 "Planner"). A real sender: it sees only this request's past transfers.
 //
 // Before every chunk i (re-planning each time):
-//   1. predict the throughput r with the estimator on the request's history; before the first
-//      sample use prior_gbps when given, else send the middle level of the ladder (no prediction);
-//   2. model the rest of the request with a TimelineModel whose transfers run at the constant rate r
-//      (same costs and config as the simulator), starting from the request's own timeline;
+//   1. predict the throughput r with the estimator on the predictor's samples (sim/transfer_predictor.h:
+//      the request's history, or under the tcp link model the capacities its transfers imply);
+//      before the first sample use prior_gbps when given, else send the middle level of the ladder
+//      (no prediction);
+//   2. model the rest of the request with the predictor's TimelineModel: transfers at the constant
+//      rate r (predictor=fluid), or through the request's modelled TCP connection on a path of
+//      capacity r (predictor=link, the default; the same as fluid under the fluid link model), with
+//      the same costs and config as the simulator, starting from the request's own timeline;
 //   3. enumerate every choice sequence for chunks [i, i + horizon) (depth-first, sharing prefixes)
 //      and complete chunks beyond the horizon with their cheapest option, to predict the TTFT:
 //      the ladder level with the fewest bytes (ties: the better level), or text when text's
@@ -32,26 +36,26 @@
 #include <stdexcept>
 
 #include "sim/policies/policies.h"
+#include "sim/transfer_predictor.h"
 
 namespace kvstream::sim::policies {
 
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// A capacity no path has (1 Pbit/s): transfers at it take as long as the connection's window says.
+constexpr double kWindowLimitedBps = 1e15;
 
 // One decision's search: the predicted model, the horizon and the best sequence so far.
 class Search {
  public:
   Search(const DecisionContext& context, const std::vector<int>& choices, const std::vector<int>& ladder,
-         size_t horizon, double rate_bps)
+         size_t horizon, double rate_bps, const TransferPredictor& predictor)
       : context_(context),
         costs_(context.costs),
         choices_(choices),
-        model_(context.costs, context.config,
-               [rate_bps](double start_s, double bits, size_t) {
-                 if (!(bits > 0)) return start_s;
-                 return rate_bps > 0 ? start_s + bits / rate_bps : kInf;
-               }),
+        model_(predictor.model(context, rate_bps)),
+        start_(predictor.start(context)),
         end_(std::min(context.chunk + horizon, context.costs.chunks())) {
     // The best quality each horizon chunk can add, summed from the back.
     best_rest_.assign(end_ - context.chunk + 1, 0.0);
@@ -86,7 +90,7 @@ class Search {
   }
 
   int best_first_choice() {
-    visit(context_.timeline, context_.chunk, kText);
+    visit(start_, context_.chunk, kText);
     return best_first_;
   }
 
@@ -132,6 +136,7 @@ class Search {
   const CostModel& costs_;
   const std::vector<int>& choices_;
   const TimelineModel model_;
+  const Timeline start_;           // the request now, with the predictor's connection
   const size_t end_;               // the horizon is chunks [context.chunk, end_)
   std::vector<double> best_rest_;  // best_rest_[k]: the most quality chunks chunk+k..end_-1 can add
   std::vector<int> tail_;          // tail_[k]: the choice predicted for chunk end_ + k
@@ -143,21 +148,38 @@ class Search {
 class Mpc final : public Policy {
  public:
   Mpc(std::vector<int> ladder, bool text, size_t horizon, std::unique_ptr<ThroughputEstimator> estimator,
-      std::optional<double> prior_bps)
+      std::optional<double> prior_bps, TransferPredictor::Kind predictor)
       : ladder_(std::move(ladder)),
         choices_(ladder_),
         horizon_(horizon),
         estimator_(std::move(estimator)),
-        prior_bps_(prior_bps) {
+        prior_bps_(prior_bps),
+        predictor_(predictor) {
     if (text) choices_.push_back(kText);
   }
 
   int choose(const DecisionContext& context) override {
-    const std::optional<double> rate_bps =
-        context.history.empty() ? prior_bps_ : estimator_->estimate_bps(context.history);
-    // No sample and no prior: the middle of the ladder (for an even count, the lower of the two).
-    if (!rate_bps) return ladder_[ladder_.size() / 2];
-    return Search(context, choices_, ladder_, horizon_, *rate_bps).best_first_choice();
+    predictor_.observe(context);
+    const std::span<const TransferSample> samples = predictor_.samples(context);
+    const std::optional<double> rate_bps = samples.empty() ? prior_bps_ : estimator_->estimate_bps(samples);
+    int choice;
+    if (rate_bps) {
+      choice = Search(context, choices_, ladder_, horizon_, *rate_bps, predictor_).best_first_choice();
+    } else if (predictor_.models_connection(context)) {
+      // No sample and no prior, with a modelled connection: a fresh connection's first round trips
+      // are bound by slow start whatever the path's capacity, so plan as if only the window limited
+      // the transfers, but with the capacity unknown, only between text and the ladder's smallest
+      // level (as RobustMPC starts at the lowest bitrate).
+      std::vector<int> cautious = {*std::min_element(ladder_.begin(), ladder_.end(), [&](int a, int b) {
+        return context.costs.bits(context.chunk, a) < context.costs.bits(context.chunk, b);
+      })};
+      if (choices_.back() == kText) cautious.push_back(kText);
+      choice = Search(context, cautious, cautious, horizon_, kWindowLimitedBps, predictor_).best_first_choice();
+    } else {
+      choice = ladder_[ladder_.size() / 2];  // the middle of the ladder (for an even count, the lower of the two)
+    }
+    predictor_.sent(context, choice);
+    return choice;
   }
 
  private:
@@ -166,12 +188,13 @@ class Mpc final : public Policy {
   size_t horizon_;
   std::unique_ptr<ThroughputEstimator> estimator_;
   std::optional<double> prior_bps_;
+  TransferPredictor predictor_;
 };
 
 }  // namespace
 
 std::unique_ptr<Policy> make_mpc(const Spec& spec, const ContextProfile& profile) {
-  spec.only({"horizon", "estimator", "window", "alpha", "ladder", "text", "prior_gbps"});
+  spec.only({"horizon", "estimator", "window", "alpha", "ladder", "text", "prior_gbps", "predictor"});
   const int horizon = spec.integer("horizon", 5, 1, 1'000'000);
   const int window = spec.integer("window", 5, 1, 1'000'000);
   std::optional<double> prior_bps;
@@ -183,7 +206,7 @@ std::unique_ptr<Policy> make_mpc(const Spec& spec, const ContextProfile& profile
   return std::make_unique<Mpc>(ladder_best_first(profile, spec.string("ladder", default_ladder(profile))), text_allowed(spec),
                                static_cast<size_t>(horizon),
                                make_estimator(spec.string("estimator", "robust"), window, spec.number("alpha", 0.5)),
-                               prior_bps);
+                               prior_bps, predictor_option(spec, "link"));
 }
 
 }  // namespace kvstream::sim::policies

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sim/policy.h"
+#include "sim/transfer_predictor.h"
 
 namespace kvstream::sim::policies {
 
@@ -14,6 +15,8 @@ namespace kvstream::sim::policies {
 std::vector<int> ladder_best_first(const ContextProfile& profile, const std::string& ladder);
 // The default ladder option: "cachegen" when the profile has CacheGen levels, else "" (all levels).
 std::string default_ladder(const ContextProfile& profile);
+// The `predictor` option (sim/transfer_predictor.h): "link" or "fluid", `fallback` when absent.
+TransferPredictor::Kind predictor_option(const Spec& spec, const std::string& fallback);
 
 // The planners' objective (mpc over its horizon, oracle-dp over whole plans): a plan that meets the
 // SLO (TTFT <= slo_s, the simulator's slo_met) beats one that does not; among those that meet it,
