@@ -574,7 +574,7 @@ TEST(RunLog, APartialLastLineIsDroppedAndCutOff) {
   EXPECT_EQ(experiments::read_run_log(path).size(), 1u);
   {
     experiments::RunLog log(path);
-    log.append({{"run", 2}, {"id", "c"}});
+    log.append("{\"run\": 2, \"id\": \"c\"}\n");
   }
   const auto lines = experiments::read_run_log(path);
   ASSERT_EQ(lines.size(), 2u);
