@@ -68,7 +68,7 @@ bool read_record(std::FILE* f, Record& r) {
 }
 
 // Calls `emit` for the records of `sources` in (run, source) order.
-void for_each_sorted(const std::vector<RunLogSource>& sources, const fs::path& out,
+void for_each_sorted(const std::vector<RunLogSource>& sources, const fs::path& out, size_t chunk_limit,
                      const std::function<void(const Record&)>& emit) {
   const auto by_run = [](const Record& a, const Record& b) { return a.run != b.run ? a.run < b.run : a.source < b.source; };
   std::vector<Record> chunk;
@@ -85,7 +85,7 @@ void for_each_sorted(const std::vector<RunLogSource>& sources, const fs::path& o
     for_each_line(sources[s].path, [&](std::string_view line, size_t number) {
       if (line.empty()) return;
       const auto record = parse_run_record(line, sources[s].path.string() + ":" + std::to_string(number));
-      if (chunk_bytes >= kSortChunkBytes) end_chunk();
+      if (chunk_bytes >= chunk_limit) end_chunk();
       chunk.push_back({record.at("run").get<size_t>(), s, std::string(line)});
       chunk_bytes += line.size() + sizeof(Record);
     });
@@ -112,7 +112,7 @@ void for_each_sorted(const std::vector<RunLogSource>& sources, const fs::path& o
 }  // namespace
 
 SortedRunLog write_sorted_run_log(const std::vector<RunLogSource>& sources, const fs::path& out, int threads,
-                                  const std::function<void(size_t runs)>& check) {
+                                  const std::function<void(size_t runs)>& check, size_t chunk_bytes) {
   SortedRunLog sorted;
   SummaryBuilder summaries;
   const bool compressed = run_log_format(out) == RunLogFormat::kZstd;
@@ -126,7 +126,7 @@ SortedRunLog write_sorted_run_log(const std::vector<RunLogSource>& sources, cons
       file.write(frame.data(), std::streamsize(frame.size()));
     };
     std::optional<Record> last;
-    for_each_sorted(sources, out, [&](const Record& r) {
+    for_each_sorted(sources, out, chunk_bytes, [&](const Record& r) {
       if (last && last->run == r.run) {  // the same run from another source
         if (r.line == last->line) return;
         const auto record = parse_run_record(r.line, sources[r.source].label);

@@ -32,8 +32,10 @@ struct SortedRunLog {
 
 // A run found in two sources is kept once when its records are equal and an error naming both
 // sources when they differ. `check(runs)` may throw before the file is committed (a merge that lacks
-// runs): then, as on every error, `out` is left as it was.
+// runs): then, as on every error, `out` is left as it was. `chunk_bytes`: of record text per sorted
+// chunk (tests make it small).
 SortedRunLog write_sorted_run_log(const std::vector<RunLogSource>& sources, const std::filesystem::path& out,
-                                  int threads, const std::function<void(size_t runs)>& check);
+                                  int threads, const std::function<void(size_t runs)>& check,
+                                  size_t chunk_bytes = kSortChunkBytes);
 
 }  // namespace kvstream::experiments
