@@ -37,16 +37,18 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
     ("shard", po::value(&shard)->default_value("0/1"), "run only shard i of N (runs with index mod N = i), 0 <= i < N")
     ("profile-cache", po::value(&cache), "context-profile cache directory (default $KVSTREAM_PROFILE_CACHE or ~/.cache/kvstream/profiles)")
     ("profiles-only", po::bool_switch(&r.profiles_only), "stop after profiling the contexts (fills the cache for shards)")
-    ("no-figures", po::bool_switch(&no_figures), "do not call plotting/plot.py");
+    ("no-figures", po::bool_switch(&no_figures), "do not call plotting/plot.py")
+    ("compress-runs", po::bool_switch(&r.compress_runs), "write runs.jsonl.zst (zstd frames) instead of runs.jsonl; --resume must repeat it");
   po::positional_options_description positional;
   positional.add("config", 1);
   po::variables_map vm;
   if (!parse_or_help(args,
                      "usage: kvstream run CONFIG.json [--out DIR] [--jobs N] [--resume | --overwrite] [--shard i/N]\n"
-                     "                    [--profile-cache DIR] [--profiles-only] [--no-figures]\n\n"
+                     "                    [--profile-cache DIR] [--profiles-only] [--no-figures] [--compress-runs]\n\n"
                      "Profiles the config's contexts (cached), expands its grid of traces x policies x SLOs x\n"
                      "hardware x workloads x repetitions, runs it, and writes DIR/config.json, manifest.json,\n"
-                     "runs.jsonl (one line per run, appended as runs finish), summary.csv, levels.csv,\n"
+                     "runs.jsonl (one line per run, appended in run order as runs finish; with --compress-runs\n"
+                     "runs.jsonl.zst, which zstd -d turns into runs.jsonl), summary.csv, levels.csv,\n"
                      "profiles/ and figures/. Interrupted? Run again with --resume. On a cluster, run shards\n"
                      "i/N into separate directories (sharing --profile-cache) and join them with kvstream merge.\n"
                      "In a Slurm array task (sbatch --array=0-<N-1>) without --shard, runs shard\n"

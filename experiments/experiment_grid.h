@@ -49,16 +49,35 @@ struct GridShape {
 
 inline constexpr uint64_t kMaxGridRuns = 1'000'000;
 
-// Throws std::invalid_argument for a grid of more than kMaxGridRuns runs (naming its size), or when
-// two runs would have the same coordinates (the same trace twice in one set, two contexts of one
-// name).
-std::vector<RunSpec> expand_grid(const ExperimentConfig& config, const GridShape& shape);
+// The grid, computed run by run: a run's spec is derived from its index (the loops' mixed radix), so
+// the grid holds only the axes, whatever its number of runs.
+class Grid {
+ public:
+  // Throws std::invalid_argument for a grid of more than kMaxGridRuns runs (naming its size), or when
+  // two runs would have the same coordinates (the same trace twice in one set, two contexts of one
+  // name).
+  Grid(const ExperimentConfig& config, const GridShape& shape);
+  size_t size() const { return size_; }
+  RunSpec operator[](size_t index) const;  // index < size()
 
+ private:
+  // The index of the run at these axis positions (the loops' order, outermost first).
+  size_t index_of(size_t context_set, size_t flat_trace, size_t network, size_t context, size_t rest) const;
+
+  ExperimentConfig config_;
+  GridShape shape_;
+  std::vector<NetworkPathSpec> paths_;
+  std::vector<size_t> set_first_run_;     // [context set]: index of its first run
+  std::vector<size_t> set_first_trace_;   // [trace set]: its first trace in the flat order of all traces
+  size_t traces_ = 0;                     // traces of all sets
+  size_t per_context_ = 0;                // runs per (context set, trace, path, context): hardware x rates x SLOs x policies x repetitions
+  size_t size_ = 0;
+};
 // `--shard i/N` (0 <= i < N): run r belongs to shard r.index mod N, so shards partition the grid.
 struct Shard {
   size_t index = 0, count = 1;
   static Shard parse(const std::string& text);  // throws std::invalid_argument
-  bool owns(const RunSpec& run) const { return run.index % count == index; }
+  bool owns(size_t run_index) const { return run_index % count == index; }
   std::string to_string() const { return std::to_string(index) + "/" + std::to_string(count); }
 };
 

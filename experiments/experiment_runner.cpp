@@ -4,7 +4,6 @@
 #include <chrono>
 #include <mutex>
 #include <ostream>
-#include <set>
 #include <stdexcept>
 #include <thread>
 
@@ -17,7 +16,9 @@
 #include "experiments/build_info.h"
 #include "experiments/context_sets.h"
 #include "experiments/progress.h"
+#include "experiments/in_order.h"
 #include "experiments/run_log.h"
+#include "experiments/run_log_sort.h"
 #include "profiling/shipped_profiles.h"
 #include "sim/policy.h"
 #include "sim/simulation.h"
@@ -200,8 +201,8 @@ std::string profiles_hash(const std::vector<LoadedContextSet>& contexts) {
 
 // --- 2. The grid ---------------------------------------------------------------------------------
 
-std::vector<RunSpec> expand(const ExperimentConfig& config, const std::string& where,
-                            const std::vector<LoadedContextSet>& contexts, const std::vector<TraceSet>& trace_sets) {
+Grid expand(const ExperimentConfig& config, const std::string& where, const std::vector<LoadedContextSet>& contexts,
+            const std::vector<TraceSet>& trace_sets) {
   GridShape shape;
   for (const auto& set : contexts) {
     shape.contexts.emplace_back();
@@ -209,7 +210,7 @@ std::vector<RunSpec> expand(const ExperimentConfig& config, const std::string& w
   }
   for (const auto& set : trace_sets) shape.traces.push_back(set.names);
   try {
-    return expand_grid(config, shape);
+    return Grid(config, shape);
   } catch (const std::invalid_argument& e) {
     throw std::runtime_error(where + ": " + e.what());
   }
@@ -235,7 +236,14 @@ struct Inputs {
   const std::vector<NetworkPathSpec>& paths;
 };
 
-nlohmann::json execute(const Inputs& in, const RunSpec& run) {
+// A finished run: its runs.jsonl line and, when the session accumulates summary.csv as runs finish,
+// what that needs of it.
+struct FinishedRun {
+  std::string line;  // with its newline
+  std::optional<RunTotals> totals;
+};
+
+FinishedRun execute(const Inputs& in, const RunSpec& run, bool with_totals) {
   const auto& c = in.config;
   const auto& trace = in.traces[run.trace_set].traces[run.trace];
   sim::SimulationInputs sim_in;
@@ -256,7 +264,7 @@ nlohmann::json execute(const Inputs& in, const RunSpec& run) {
     sim_in.requests = sim::poisson_requests(c.workload.rates_per_s[*run.rate], static_cast<size_t>(c.workload.requests),
                                             profiles.size(), arrivals_seed);
   }
-  const auto results = sim::simulate(sim_in);
+  auto results = sim::simulate(sim_in);
   nlohmann::json line = {{"run", run.index}, {"id", run.id}};
   line.update(run.coordinates);
   line["trace_mean_gbps"] = trace->mean_bps() / 1e9;
@@ -264,23 +272,56 @@ nlohmann::json execute(const Inputs& in, const RunSpec& run) {
   nlohmann::json requests = nlohmann::json::array();
   for (const auto& r : results) requests.push_back(sim::to_json(r));
   line["requests"] = requests;
-  return line;
+  FinishedRun finished{line.dump() + "\n", std::nullopt};
+  if (with_totals) {
+    // The values the record holds, so the same totals as run_totals(record) gives on reading it back.
+    RunTotals& totals = finished.totals.emplace();
+    totals.group = summary_group(run.coordinates);
+    totals.group_key = totals.group.dump();
+    totals.trace_mean_gbps = trace->mean_bps() / 1e9;
+    totals.requests = std::move(results);
+  }
+  return finished;
 }
 
-// Runs `todo` on `jobs` threads; the first failure stops the others and is rethrown with the run's coordinates.
-void execute_all(const Inputs& in, const std::vector<const RunSpec*>& todo, int jobs, RunLog& log, Progress& progress) {
+// How far a thread may run ahead of the first run not yet written, per thread (InOrder's window).
+constexpr size_t kRunsAheadPerThread = 64;
+
+// Runs this shard's runs that `done` lacks on `jobs` threads, appending them to `log` in run order (and
+// to `summaries`, when given); the first failure stops the others and is rethrown with the run's
+// coordinates.
+void execute_all(const Inputs& in, const Grid& grid, const Shard& shard, const std::vector<bool>& done, int jobs,
+                 RunLog& log, SummaryBuilder* summaries, Progress& progress) {
+  const size_t positions = grid.size() > shard.index ? (grid.size() - shard.index + shard.count - 1) / shard.count : 0;
+  std::string batch;  // lines handed on and not yet given to the log
+  InOrder<FinishedRun> order(
+      kRunsAheadPerThread * size_t(jobs),
+      [&](FinishedRun&& run) {
+        batch += run.line;
+        if (summaries) summaries->add(std::move(*run.totals));
+      },
+      [&] {
+        log.append(batch);
+        batch.clear();
+      });
   std::atomic<size_t> next{0};
   std::atomic<bool> failed{false};
   std::string error;
   std::mutex error_mutex;
   const auto worker = [&] {
-    for (size_t i; !failed && (i = next++) < todo.size();) {
+    for (size_t p; !failed && (p = next++) < positions && order.wait_turn(p);) {
+      const size_t index = p * shard.count + shard.index;  // the shard's p-th run
       try {
-        log.append(execute(in, *todo[i]));
+        if (done[index]) {
+          order.deliver(p, std::nullopt);
+          continue;
+        }
+        order.deliver(p, execute(in, grid[index], summaries != nullptr));
         progress.advance();
       } catch (const std::exception& e) {
         std::lock_guard<std::mutex> lock(error_mutex);
-        if (!failed.exchange(true)) error = "run " + std::to_string(todo[i]->index) + " " + todo[i]->coordinates.dump() + ": " + e.what();
+        if (!failed.exchange(true)) error = "run " + std::to_string(index) + " " + grid[index].coordinates.dump() + ": " + e.what();
+        order.stop();
       }
     }
   };
@@ -288,6 +329,7 @@ void execute_all(const Inputs& in, const std::vector<const RunSpec*>& todo, int 
   for (int t = 1; t < jobs; ++t) threads.emplace_back(worker);
   worker();
   for (auto& thread : threads) thread.join();
+  log.flush();  // the runs handed on are kept even when one failed
   if (failed) throw std::runtime_error(error);
 }
 
@@ -300,10 +342,11 @@ void check_out_dir(const ResultDir& result, const nlohmann::json& resolved, cons
   const fs::path& out = result.path();
   std::error_code ec;
   if (options.overwrite) return;  // --overwrite removes them once the inputs have loaded
-  const bool has_runs = fs::exists(out / "runs.jsonl", ec) && fs::file_size(out / "runs.jsonl", ec) > 0;
+  const auto runs = find_run_log(out);
+  const bool has_runs = runs.has_value();
   if (!fs::exists(out / "config.json", ec)) {
     if (has_runs)
-      throw std::runtime_error(out.string() + " holds a runs.jsonl without config.json: not a kvstream result "
+      throw std::runtime_error(out.string() + " holds a " + runs->filename().string() + " without config.json: not a kvstream result "
                                "directory; choose another --out, or pass --overwrite");
     return;
   }
@@ -314,8 +357,11 @@ void check_out_dir(const ResultDir& result, const nlohmann::json& resolved, cons
                              "another --out, or pass --overwrite to replace them");
   if (!has_runs) return;
   if (!options.resume)
-    throw std::runtime_error(out.string() + " already holds results (runs.jsonl); pass --resume to continue them, "
-                             "--overwrite to replace them, or choose another --out");
+    throw std::runtime_error(out.string() + " already holds results (" + runs->filename().string() +
+                             "); pass --resume to continue them, --overwrite to replace them, or choose another --out");
+  if ((run_log_format(*runs) == RunLogFormat::kZstd) != options.compress_runs)
+    throw std::runtime_error(out.string() + " holds its runs in " + runs->filename().string() + ": resume " +
+                             (options.compress_runs ? "without" : "with") + " --compress-runs");
   const auto manifest = common::read_json_file((out / "manifest.json").string());
   if (manifest.value("shard", std::string("0/1")) != options.shard.to_string())
     throw std::runtime_error(out.string() + " holds shard " + manifest.value("shard", std::string("0/1")) +
@@ -325,7 +371,7 @@ void check_out_dir(const ResultDir& result, const nlohmann::json& resolved, cons
 void check_profiles_match(const ResultDir& result, const std::string& profiles_hash, const RunnerOptions& options) {
   const fs::path& out = result.path();
   std::error_code ec;
-  if (options.overwrite || !fs::exists(out / "runs.jsonl", ec) || fs::file_size(out / "runs.jsonl", ec) == 0) return;
+  if (options.overwrite || !find_run_log(out)) return;
   const auto manifest = common::read_json_file((out / "manifest.json").string());
   if (manifest.value("profiles_hash", std::string()) != profiles_hash)
     throw std::runtime_error(out.string() + " was run on other context profiles (manifest profiles_hash " +
@@ -337,7 +383,7 @@ void check_profiles_match(const ResultDir& result, const std::string& profiles_h
 void write_inputs(const ResultDir& result, const ExperimentConfig& config, const nlohmann::json& resolved,
                   const std::vector<LoadedContextSet>& contexts, bool overwrite) {
   if (overwrite)
-    for (const char* file : {"runs.jsonl", "summary.csv", "levels.csv", "manifest.json", "config.json", "profiles", "figures"})
+    for (const char* file : {kPlainRunLog, kZstdRunLog, "summary.csv", "levels.csv", "manifest.json", "config.json", "profiles", "figures"})
       fs::remove_all(result.file(file));
   fs::create_directories(result.path());
   result.write_json("config.json", resolved);
@@ -352,23 +398,26 @@ void write_inputs(const ResultDir& result, const ExperimentConfig& config, const
   write_levels_csv(result.file("levels.csv"), level_rows);
 }
 
-// This shard's runs that runs.jsonl (`done`) does not hold yet; counts them all into `report`.
-std::vector<const RunSpec*> runs_to_do(const std::vector<RunSpec>& grid, const Shard& shard,
-                                       const std::vector<nlohmann::json>& done, const ResultDir& result,
-                                       RunnerReport& report) {
-  std::set<std::string> done_ids;
-  for (const auto& line : done) done_ids.insert(line.at("id").get<std::string>());
-  std::vector<const RunSpec*> todo;
+// Which of the grid's runs the directory's run log holds (each a run of this shard, once); counts
+// the shard's runs and those into `report`. Reads the log a line at a time.
+std::vector<bool> runs_done(const Grid& grid, const Shard& shard, const ResultDir& result, RunnerReport& report) {
+  std::vector<bool> done(grid.size(), false);
   report.grid_runs = grid.size();
-  for (const auto& run : grid) {
-    if (!shard.owns(run)) continue;
-    ++report.shard_runs;
-    if (done_ids.count(run.id)) ++report.resumed_runs;
-    else todo.push_back(&run);
-  }
-  if (report.resumed_runs != done.size())
-    throw std::runtime_error(result.file("runs.jsonl").string() + " holds runs that are not in this grid or shard");
-  return todo;
+  report.shard_runs = grid.size() > shard.index ? (grid.size() - shard.index + shard.count - 1) / shard.count : 0;
+  const auto log = find_run_log(result.path());
+  if (!log) return done;
+  for_each_line(*log, [&](std::string_view line, size_t number) {
+    if (line.empty()) return;
+    const std::string where = log->string() + ":" + std::to_string(number);
+    const nlohmann::json record = parse_run_record(line, where);
+    const size_t index = record.at("run").get<size_t>();
+    if (index >= grid.size() || !shard.owns(index) || done[index] || grid[index].id != record.at("id"))
+      throw std::runtime_error(log->string() + " holds runs that are not in this grid or shard (" + where + ": run " +
+                               std::to_string(index) + ", id " + record.at("id").dump() + ")");
+    done[index] = true;
+    ++report.resumed_runs;
+  });
+  return done;
 }
 
 nlohmann::json manifest_of(const ExperimentConfig& config, const std::string& config_path, const RunnerOptions& options,
@@ -412,19 +461,19 @@ RunnerReport run_experiment(const ExperimentConfig& config, const std::string& c
   warn_about_inputs(config, contexts, trace_sets, hardware, log);
 
   // 2. The grid, this shard's part of it, and what earlier sessions finished.
-  const std::vector<RunSpec> grid = expand(config, config_path, contexts, trace_sets);
+  const Grid grid = expand(config, config_path, contexts, trace_sets);
   // One writer at a time: taken before the first write (a refused run writes nothing), and the
   // directory checked again under it, as another writer may have changed it since.
   const common::DirectoryLock lock(report.out_dir, "kvstream run");
   check_out_dir(result, resolved, options);
   check_profiles_match(result, hash, options);
   write_inputs(result, config, resolved, contexts, options.overwrite);
-  const std::vector<nlohmann::json> done_lines = read_run_log(result.file("runs.jsonl"));
-  const std::vector<const RunSpec*> todo = runs_to_do(grid, options.shard, done_lines, result, report);
+  const std::vector<bool> done = runs_done(grid, options.shard, result, report);
+  const fs::path log_path = run_log_path(result.path(), options.compress_runs ? RunLogFormat::kZstd : RunLogFormat::kPlain);
 
   nlohmann::json manifest = manifest_of(config, config_path, options, cache_dir, contexts, trace_sets, hardware, report, hash);
   if (options.profiles_only) {  // a directory that already holds runs keeps its manifest
-    if (!done_lines.empty()) return report;
+    if (report.resumed_runs > 0) return report;
     manifest.update({{"state", "profiled"}, {"sessions", nlohmann::json::array()}});
     result.write_json("manifest.json", manifest);
     return report;
@@ -441,17 +490,23 @@ RunnerReport run_experiment(const ExperimentConfig& config, const std::string& c
   try {
     // 3. The runs.
     log << config.name << ": " << grid.size() << " runs in the grid, " << report.shard_runs << " in shard "
-        << options.shard.to_string() << ", " << report.resumed_runs << " done before, " << todo.size() << " to run on "
+        << options.shard.to_string() << ", " << report.resumed_runs << " done before, "
+        << report.shard_runs - report.resumed_runs << " to run on "
         << options.jobs << " thread(s)" << std::endl;
+    // A session that starts from no runs writes them all, in order: its summaries accumulate as they
+    // finish. One that continues earlier runs sorts the whole log once its runs are done.
+    const bool from_scratch = report.resumed_runs == 0;
+    const int jobs = std::max(1, options.jobs);
+    SummaryBuilder summaries;
     {
-      RunLog run_log(result.file("runs.jsonl"));
+      RunLog run_log(log_path);
       Progress progress(report.shard_runs, report.resumed_runs, log, options.terminal);
       const auto paths = network_paths(config);
-    const Inputs inputs{config, contexts, trace_sets, hardware.profiles, paths};
-      execute_all(inputs, todo, std::max(1, options.jobs), run_log, progress);
+      const Inputs inputs{config, contexts, trace_sets, hardware.profiles, paths};
+      execute_all(inputs, grid, options.shard, done, jobs, run_log, from_scratch ? &summaries : nullptr, progress);
       progress.finish();
     }
-    report.new_runs = todo.size();
+    report.new_runs = report.shard_runs - report.resumed_runs;
 
     // 4. The tables, manifest and figures.
     auto& session = manifest["sessions"].back();
@@ -459,7 +514,14 @@ RunnerReport run_experiment(const ExperimentConfig& config, const std::string& c
     session["new_runs"] = report.new_runs;
     session["wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     manifest["state"] = "complete";
-    const auto finished = result.finish(read_run_log(result.file("runs.jsonl")), manifest, options.figures, log);
+    SortedRunLog sorted;
+    if (from_scratch) {
+      sorted.runs = report.new_runs;
+      sorted.summary = summaries.rows(jobs);
+    } else {
+      sorted = write_sorted_run_log({{log_path, log_path.string()}}, log_path, jobs, [](size_t) {});
+    }
+    const auto finished = result.finish(sorted.runs, std::move(sorted.summary), manifest, options.figures, log);
     report.summary = finished.summary;
     report.figures_written = finished.figures_written;
   } catch (const std::exception& e) {

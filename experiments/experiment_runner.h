@@ -2,9 +2,14 @@
 //   1. load the traces and hardware profiles, profile the contexts (experiments/context_sets.h,
 //      cached), and check that every run of the grid can run;
 //   2. expand the grid (experiments/experiment_grid.h), keep this shard's runs, skip the ones
-//      runs.jsonl holds;
-//   3. run the rest on `jobs` threads, appending each finished run to runs.jsonl;
-//   4. when every run of the shard is done, finish the result directory (experiments/result_dir.h).
+//      runs.jsonl (or runs.jsonl.zst) holds;
+//   3. run the rest on `jobs` threads, appending finished runs to the run log in run order
+//      (experiments/in_order.h) and, in a session that starts from no runs, accumulating summary.csv's
+//      rows as they are written;
+//   4. when every run of the shard is done, sort a resumed session's log (experiments/run_log_sort.h)
+//      and finish the result directory (experiments/result_dir.h).
+// Memory does not grow with the runs: the grid is computed run by run, and records are streamed,
+// never held (the summaries keep each completed request's TTFT: 8 bytes a request).
 // Interrupting it at any point loses at most the runs in flight; `resume` continues.
 #pragma once
 #include <filesystem>
@@ -29,6 +34,7 @@ struct RunnerOptions {
   bool profiles_only = false;           // stop after the profiling stage (fills the cache)
   bool figures = true;
   bool terminal = false;                // draw a progress bar instead of progress lines
+  bool compress_runs = false;           // runs.jsonl.zst (zstd frames) instead of runs.jsonl
   std::string command_line;             // for the manifest
   // Measures context sets of source "model"; empty in a build without LibTorch, where such a set is
   // an error saying so.

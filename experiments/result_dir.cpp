@@ -4,7 +4,6 @@
 
 #include "common/atomic_file.h"
 #include "experiments/figures.h"
-#include "experiments/run_log.h"
 
 namespace kvstream::experiments {
 
@@ -12,12 +11,11 @@ void ResultDir::write_json(const std::string& name, const nlohmann::json& json) 
   common::write_file_atomically(file(name), [&](std::ostream& out) { out << json.dump(1) << "\n"; });
 }
 
-ResultDir::Finished ResultDir::finish(std::vector<nlohmann::json> runs, nlohmann::json manifest, bool figures,
-                                      std::ostream& log) const {
+ResultDir::Finished ResultDir::finish(size_t runs, std::vector<SummaryRow> summary, nlohmann::json manifest,
+                                      bool figures, std::ostream& log) const {
   Finished finished;
-  finished.runs = runs.size();
-  write_run_log_sorted(file("runs.jsonl"), std::move(runs));
-  finished.summary = summarize_runs(read_run_log(file("runs.jsonl")));
+  finished.runs = runs;
+  finished.summary = std::move(summary);
   write_summary_csv(file("summary.csv"), finished.summary);
   manifest["runs"] = finished.runs;
   write_json("manifest.json", manifest);

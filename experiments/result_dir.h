@@ -1,7 +1,9 @@
 // A result directory (experiments/SCHEMA.md §8): what `kvstream run` and `kvstream merge` write.
-// Both finish one the same way: runs.jsonl rewritten sorted by run index, summary.csv computed from
-// that file, manifest.json, then the figures. Every table is computed from files alone, so an
-// uninterrupted run, a resumed one and merged shards give the same files.
+// Both finish one the same way: with runs.jsonl (or runs.jsonl.zst) final, sorted by run index, and
+// summary.csv's rows computed from those records in that order (as they were written or by
+// experiments/run_log_sort.h), they write summary.csv, manifest.json, then the figures. Every table
+// is computed from the records alone, so an uninterrupted run, a resumed one and merged shards give
+// the same files.
 #pragma once
 #include <filesystem>
 #include <iosfwd>
@@ -27,9 +29,10 @@ class ResultDir {
     std::vector<SummaryRow> summary;
     bool figures_written = false;
   };
-  // Rewrites runs.jsonl with `runs` sorted by run index, writes summary.csv from it, then `manifest`
-  // with "runs" set, then (when `figures`) the figures; a failure to draw them is a warning on `log`.
-  Finished finish(std::vector<nlohmann::json> runs, nlohmann::json manifest, bool figures, std::ostream& log) const;
+  // With the run log final (`runs` records): writes summary.csv from `summary`, then `manifest` with
+  // "runs" set, then (when `figures`) the figures; a failure to draw them is a warning on `log`.
+  Finished finish(size_t runs, std::vector<SummaryRow> summary, nlohmann::json manifest, bool figures,
+                  std::ostream& log) const;
 
  private:
   std::filesystem::path dir_;

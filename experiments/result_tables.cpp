@@ -1,10 +1,11 @@
 #include "experiments/result_tables.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
-#include <map>
 #include <ostream>
+#include <thread>
 
 #include "common/atomic_file.h"
 #include "common/content_hash.h"
@@ -70,38 +71,51 @@ void write_csv(const std::filesystem::path& path, const std::vector<std::string>
 
 }  // namespace
 
-std::vector<SummaryRow> summarize_runs(const std::vector<nlohmann::json>& runs) {
-  std::vector<SummaryRow> rows;
-  std::vector<std::vector<sim::RequestResult>> requests;
-  std::map<std::string, size_t> index_of;
-  for (const auto& run : runs) {
-    nlohmann::json group;
-    for (const char* key : {"context_set", "trace_set", "policy", "slo_s", "hardware", "workload", "rate_per_s"})
-      group[key] = run.at(key);
-    if (run.contains("link_model"))  // a config with a network section: each path its own row
-      for (const auto& key : kNetworkColumns) group[key] = run.at(key);
-    const auto [it, inserted] = index_of.emplace(group.dump(), rows.size());
-    if (inserted) {
-      rows.push_back({group, 0, 0, {}, {}});
-      requests.emplace_back();
+nlohmann::json summary_group(const nlohmann::json& coordinates) {
+  nlohmann::json group;
+  for (const char* key : {"context_set", "trace_set", "policy", "slo_s", "hardware", "workload", "rate_per_s"})
+    group[key] = coordinates.at(key);
+  if (coordinates.contains("link_model"))  // a config with a network section: each path its own row
+    for (const auto& key : kNetworkColumns) group[key] = coordinates.at(key);
+  return group;
+}
+
+RunTotals run_totals(const nlohmann::json& record) {
+  RunTotals run;
+  run.group = summary_group(record);
+  run.group_key = run.group.dump();
+  run.trace_mean_gbps = record.at("trace_mean_gbps").get<double>();
+  for (const auto& request : record.at("requests")) run.requests.push_back(request_from_json(request));
+  return run;
+}
+
+void SummaryBuilder::add(RunTotals run) {
+  const auto [it, inserted] = index_of_.emplace(std::move(run.group_key), groups_.size());
+  if (inserted) groups_.push_back({{std::move(run.group), 0, 0, {}, {}}, {}});
+  Group& group = groups_[it->second];
+  ++group.row.runs;
+  group.row.trace_mean_gbps += run.trace_mean_gbps;
+  for (const auto& request : run.requests) group.requests.add(request);
+}
+
+std::vector<SummaryRow> SummaryBuilder::rows(int threads) const {
+  std::vector<SummaryRow> rows(groups_.size());
+  std::atomic<size_t> next{0};
+  const auto worker = [&] {
+    for (size_t i; (i = next++) < groups_.size();) {
+      const Group& g = groups_[i];
+      rows[i] = g.row;
+      rows[i].trace_mean_gbps /= static_cast<double>(g.row.runs);
+      rows[i].summary = g.requests.summary();
+      const std::string key = g.row.group.dump();
+      rows[i].intervals = sim::summary_intervals(g.requests.completed_ttfts_s(), g.requests.requests(),
+                                                 g.requests.violations(), common::fnv1a64(key.data(), key.size()));
     }
-    SummaryRow& row = rows[it->second];
-    ++row.runs;
-    row.trace_mean_gbps += run.at("trace_mean_gbps").get<double>();
-    for (const auto& request : run.at("requests")) requests[it->second].push_back(request_from_json(request));
-  }
-  for (size_t i = 0; i < rows.size(); ++i) {
-    rows[i].trace_mean_gbps /= static_cast<double>(rows[i].runs);
-    rows[i].summary = sim::summarize(requests[i]);
-    std::vector<double> ttfts;
-    size_t violations = 0;
-    for (const auto& r : requests[i]) {
-      if (r.completed) ttfts.push_back(r.ttft_s);
-      violations += r.slo_met ? 0 : 1;
-    }
-    const std::string key = rows[i].group.dump();
-    rows[i].intervals = sim::summary_intervals(ttfts, requests[i].size(), violations, common::fnv1a64(key.data(), key.size()));
-  }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& thread : pool) thread.join();
   return rows;
 }
 

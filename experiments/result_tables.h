@@ -8,8 +8,10 @@
 #include <iosfwd>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "sim/request_result.h"
 #include "sim/summary.h"
 #include "sim/summary_intervals.h"
 
@@ -25,8 +27,37 @@ struct SummaryRow {
   sim::SummaryIntervals intervals;
 };
 
-// `runs`: runs.jsonl records (sorted by index); groups appear in order of their first run.
-std::vector<SummaryRow> summarize_runs(const std::vector<nlohmann::json>& runs);
+// What summary.csv needs of one run: its group, its trace's mean rate and its requests (of which
+// only what sim::SummaryAccumulator reads).
+struct RunTotals {
+  nlohmann::json group;
+  std::string group_key;  // group.dump(): equal keys, one row
+  double trace_mean_gbps = 0;
+  std::vector<sim::RequestResult> requests;
+};
+// The group of a run from its coordinates or its runs.jsonl record (which holds them).
+nlohmann::json summary_group(const nlohmann::json& coordinates);
+// From a runs.jsonl record: the same totals the runner had when it wrote the record.
+RunTotals run_totals(const nlohmann::json& record);
+
+// summary.csv's rows from runs given one at a time in run index order, holding per group only counts,
+// sums and the completed requests' TTFTs (sim::SummaryAccumulator): never the runs themselves. Groups
+// appear in order of their first run.
+class SummaryBuilder {
+ public:
+  void add(RunTotals run);
+  // The rows, their intervals computed on `threads` threads (each group's bootstrap is seeded by the
+  // group, so the threads change nothing but the time).
+  std::vector<SummaryRow> rows(int threads) const;
+
+ private:
+  struct Group {
+    SummaryRow row;  // group, runs and the sum of trace_mean_gbps
+    sim::SummaryAccumulator requests;
+  };
+  std::vector<Group> groups_;
+  std::unordered_map<std::string, size_t> index_of_;  // group key -> position in groups_
+};
 
 extern const std::vector<std::string> kSummaryColumns;  // the interval columns (`<stat>_ci95_lo`, `_hi`) last
 // The network path's columns, after rate_per_s, in results of a config with a network section.

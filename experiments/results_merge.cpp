@@ -1,32 +1,33 @@
 #include "experiments/results_merge.h"
 
-#include <map>
+#include <algorithm>
 #include <ostream>
 #include <stdexcept>
+#include <thread>
 
 #include "common/atomic_file.h"
 #include "common/directory_lock.h"
 #include "common/file_text.h"
 #include "common/json_reader.h"
 #include "experiments/result_dir.h"
-#include "experiments/run_log.h"
+#include "experiments/run_log_sort.h"
 
 namespace kvstream::experiments {
 
 namespace fs = std::filesystem;
 
-MergeReport merge_results(const std::vector<fs::path>& dirs, const fs::path& out, bool figures, std::ostream& log) {
+MergeReport merge_results(const std::vector<fs::path>& dirs, const fs::path& out, bool figures, RunLogFormat format,
+                          std::ostream& log) {
   if (dirs.empty()) throw std::invalid_argument("merge needs at least one result directory");
   std::error_code ec;
   const auto refuse_if_merged = [&] {
-    if (fs::exists(out / "runs.jsonl", ec) && fs::file_size(out / "runs.jsonl", ec) > 0)
+    if (find_run_log(out))
       throw std::runtime_error(out.string() + " already holds results; merge into a new directory");
   };
   refuse_if_merged();
   const nlohmann::json config = common::read_json_file((dirs.front() / "config.json").string());
   const std::string levels = common::read_file_text(dirs.front() / "levels.csv");  // equal in every shard: same profiles_hash
-  std::map<std::string, nlohmann::json> runs;       // id -> record
-  std::map<std::string, std::string> found_in;      // id -> directory
+  std::vector<RunLogSource> sources;
   nlohmann::json merged_from = nlohmann::json::array();
   size_t grid_runs = 0;
   nlohmann::json manifest;
@@ -53,28 +54,25 @@ MergeReport merge_results(const std::vector<fs::path>& dirs, const fs::path& out
                                       : ": not shards of one grid"));
     merged_from.push_back({{"dir", dir.string()}, {"shard", shard_manifest.at("shard")},
                            {"sessions", shard_manifest.at("sessions")}});
-    for (auto& line : read_run_log(dir / "runs.jsonl")) {
-      const std::string id = line.at("id").get<std::string>();
-      const auto [it, inserted] = runs.emplace(id, line);
-      if (!inserted && it->second != line)
-        throw std::runtime_error("run " + id + " differs between " + found_in[id] + " and " + dir.string());
-      found_in.emplace(id, dir.string());
-    }
+    if (const auto runs = find_run_log(dir)) sources.push_back({*runs, dir.string()});
   }
-  if (runs.size() != grid_runs) {
+  // Every run once: found while the runs are sorted into the new log, which is then not committed.
+  const auto check_covered = [&](size_t runs) {
+    if (runs == grid_runs) return;
     std::string shards;
     for (const auto& m : merged_from) shards += (shards.empty() ? "" : ", ") + m.at("shard").get<std::string>();
-    throw std::runtime_error("the directories hold " + std::to_string(runs.size()) + " of the grid's " +
+    throw std::runtime_error("the directories hold " + std::to_string(runs) + " of the grid's " +
                              std::to_string(grid_runs) + " runs (shards given: " + shards + "): a shard is missing");
-  }
-  std::vector<nlohmann::json> lines;
-  for (auto& entry : runs) lines.push_back(std::move(entry.second));
+  };
 
   // One writer at a time; taken only now, so that a refused merge writes nothing, and the check
-  // above is made again under it.
+  // above is made again under it. The run log comes first: a run that differs between shards or a
+  // missing shard stops the merge before any other file is written.
   const common::DirectoryLock lock(out, "kvstream merge");
   refuse_if_merged();
   const ResultDir result(out);
+  const SortedRunLog sorted = write_sorted_run_log(sources, run_log_path(out, format),
+                                                   int(std::max(1u, std::thread::hardware_concurrency())), check_covered);
   result.write_json("config.json", config);
   common::write_file_atomically(result.file("levels.csv"), [&](std::ostream& o) { o << levels; });
   fs::copy(dirs.front() / "profiles", result.file("profiles"),
@@ -83,7 +81,7 @@ MergeReport merge_results(const std::vector<fs::path>& dirs, const fs::path& out
   manifest["shard_runs"] = grid_runs;
   manifest["merged_from"] = merged_from;
   manifest.erase("sessions");
-  return result.finish(std::move(lines), std::move(manifest), figures, log);
+  return result.finish(sorted.runs, sorted.summary, std::move(manifest), figures, log);
 }
 
 }  // namespace kvstream::experiments

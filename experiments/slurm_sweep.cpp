@@ -7,6 +7,7 @@
 #include "common/atomic_file.h"
 #include "common/json_reader.h"
 #include "experiments/experiment_config.h"
+#include "experiments/run_log_file.h"
 
 namespace kvstream::experiments {
 namespace {
@@ -115,7 +116,9 @@ bool shard_complete(const fs::path& dir) {
 
 bool holds_merged_results(const fs::path& out) {
   std::error_code ec;
-  return fs::is_regular_file(out / "runs.jsonl", ec) && fs::file_size(out / "runs.jsonl", ec) > 0;
+  for (const auto format : {RunLogFormat::kPlain, RunLogFormat::kZstd})
+    if (fs::is_regular_file(run_log_path(out, format), ec) && fs::file_size(run_log_path(out, format), ec) > 0) return true;
+  return false;
 }
 
 nlohmann::json to_json(const SlurmJobs& jobs) {

@@ -3,7 +3,7 @@
 
     /usr/bin/python3 plotting/plot.py RESULT_DIR [--figures kind,kind,...]
 
-Reads RESULT_DIR/{config.json, summary.csv, runs.jsonl, levels.csv}, or the fidelity.jsonl that
+Reads RESULT_DIR/{config.json, summary.csv, runs.jsonl (or runs.jsonl.zst), levels.csv}, or the fidelity.jsonl that
 `kvstream fidelity` writes, or the rd.jsonl that `kvstream rd --out` writes, and writes
 RESULT_DIR/figures/<kind>.png and .svg for each kind, printing one line per file written.
 Exit status 0 on success, 2 on bad input (message on stderr, no traceback).
@@ -12,7 +12,10 @@ import argparse
 import csv
 import json
 import math
+import io
 import os
+import shutil
+import subprocess
 import sys
 import tempfile
 from collections import defaultdict
@@ -146,17 +149,52 @@ def run_ttfts(run, where):
     return reduced
 
 
+def zstd_text_lines(path):
+    """The lines of a zstd-compressed text file (runs.jsonl.zst: a sequence of frames), decompressed as
+    they are read: by the zstandard module when importable, else by the zstd program."""
+    try:
+        import zstandard
+    except ImportError:
+        zstandard = None
+    if zstandard is not None:
+        with open(path, "rb") as raw:
+            reader = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
+            try:
+                yield from io.TextIOWrapper(reader, encoding="utf-8")
+            except zstandard.ZstdError as e:
+                raise PlotError(f"{path}: not a complete zstd file: {e}") from None
+        return
+    program = shutil.which("zstd")
+    if program is None:
+        raise PlotError(f"{path}: reading a .zst file needs the python3 zstandard module or the zstd program "
+                        "(scripts/setup.sh installs zstd); or decompress it: zstd -d " + path)
+    with subprocess.Popen([program, "-dcq", "--", path], stdout=subprocess.PIPE, stderr=subprocess.PIPE) as zstd:
+        yield from io.TextIOWrapper(zstd.stdout, encoding="utf-8")
+        # zstd's last message, without the (shortened) file name it starts with
+        error = zstd.stderr.read().decode(errors="replace").replace("\r", "\n").strip().split("\n")[-1].split(" : ", 1)[-1]
+    if zstd.returncode != 0:
+        raise PlotError(f"{path}: not a complete zstd file (zstd -d: {error or f'exit status {zstd.returncode}'})")
+
+
+def text_lines(path):
+    """The lines of a text file, decompressed when its name ends in .zst."""
+    if path.endswith(".zst"):
+        yield from zstd_text_lines(path)
+        return
+    with open(path) as f:
+        yield from f
+
+
 def json_lines(path):
     """Each object of a JSON-lines file with where it came from ("path:line"); blank lines are skipped."""
-    with open(path) as f:
-        for number, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{number}"
-            try:
-                yield json.loads(line), where
-            except json.JSONDecodeError as e:
-                raise PlotError(f"{where}: bad JSON: {e.msg}") from None
+    for number, line in enumerate(text_lines(path), 1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            yield json.loads(line), where
+        except json.JSONDecodeError as e:
+            raise PlotError(f"{where}: bad JSON: {e.msg}") from None
 
 
 def read_runs(path):
@@ -257,8 +295,15 @@ class Result:
         return self._read_if_present("levels.csv", read_csv, LEVELS_COLUMNS, LEVELS_TEXT)
 
     @cached_property
+    def runs_file(self):
+        """runs.jsonl, or runs.jsonl.zst where only that exists (kvstream run --compress-runs)."""
+        compressed = "runs.jsonl.zst"
+        return compressed if os.path.exists(self.path(compressed)) and not os.path.exists(self.path("runs.jsonl")) \
+            else "runs.jsonl"
+
+    @cached_property
     def runs(self):
-        return self._read_if_present("runs.jsonl", read_runs)
+        return self._read_if_present(self.runs_file, read_runs)
 
     @cached_property
     def fidelity(self):
@@ -637,7 +682,7 @@ def missing_input(result, kind):
     if kind == "size_quality":
         name, rows = "levels.csv", result.levels
     elif kind == "ttft_cdf":
-        name, rows = "runs.jsonl", result.runs
+        name, rows = result.runs_file, result.runs
     elif kind == "fidelity":
         name, rows = "fidelity.jsonl", result.fidelity
     elif kind == "rd":

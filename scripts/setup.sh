@@ -13,7 +13,7 @@ build_dir=${KVSTREAM_BUILD_DIR:-$repo/build}
 
 packages=(build-essential cmake ninja-build ccache pkg-config git libtorch-dev libeigen3-dev
           nlohmann-json3-dev libboost-program-options-dev libgtest-dev libbenchmark-dev libzstd-dev
-          libsentencepiece-dev libopenblas0-pthread python3-matplotlib python3-pip clang libfuzzer-14-dev
+          libsentencepiece-dev libopenblas0-pthread python3-matplotlib python3-pip clang libfuzzer-14-dev zstd
           slurm-wlm munge)
 
 missing=()

@@ -13,32 +13,39 @@ double percentile(const std::vector<double>& sorted, double p) {
   return sorted[lo] + (rank - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
 }
 
-Summary summarize(const std::vector<RequestResult>& results) {
+void SummaryAccumulator::add(const RequestResult& r) {
+  ++requests_;
+  bytes_ += r.bytes;
+  if (!r.slo_met) ++violations_;
+  if (!r.completed) return;
+  ttfts_.push_back(r.ttft_s);
+  ttft_s_ += r.ttft_s;
+  quality_ += r.quality;
+}
+
+Summary SummaryAccumulator::summary() const {
   Summary s;
-  s.requests = results.size();
-  std::vector<double> ttfts;
-  size_t violations = 0;
-  for (const auto& r : results) {
-    s.mean_bytes += r.bytes;
-    if (!r.slo_met) ++violations;
-    if (!r.completed) continue;
-    ttfts.push_back(r.ttft_s);
-    s.mean_ttft_s += r.ttft_s;
-    s.mean_quality += r.quality;
-  }
-  s.completed = ttfts.size();
-  std::sort(ttfts.begin(), ttfts.end());
+  s.requests = requests_;
+  s.completed = ttfts_.size();
+  std::vector<double> sorted = ttfts_;
+  std::sort(sorted.begin(), sorted.end());
   if (s.completed) {
-    s.mean_ttft_s /= static_cast<double>(s.completed);
-    s.mean_quality /= static_cast<double>(s.completed);
+    s.mean_ttft_s = ttft_s_ / static_cast<double>(s.completed);
+    s.mean_quality = quality_ / static_cast<double>(s.completed);
   }
-  s.p50_ttft_s = percentile(ttfts, 50);
-  s.p95_ttft_s = percentile(ttfts, 95);
+  s.p50_ttft_s = percentile(sorted, 50);
+  s.p95_ttft_s = percentile(sorted, 95);
   if (s.requests) {
-    s.slo_violation_rate = static_cast<double>(violations) / static_cast<double>(s.requests);
-    s.mean_bytes /= static_cast<double>(s.requests);
+    s.slo_violation_rate = static_cast<double>(violations_) / static_cast<double>(s.requests);
+    s.mean_bytes = bytes_ / static_cast<double>(s.requests);
   }
   return s;
+}
+
+Summary summarize(const std::vector<RequestResult>& results) {
+  SummaryAccumulator accumulator;
+  for (const auto& r : results) accumulator.add(r);
+  return accumulator.summary();
 }
 
 nlohmann::json to_json(const Summary& s) {

@@ -20,6 +20,22 @@ struct Summary {
 // (numpy's default); 0 when empty.
 double percentile(const std::vector<double>& sorted, double p);
 
+// summarize() one request at a time: the same sums in the same order, so the same Summary. Holds the
+// completed requests' TTFTs (8 bytes each, what percentiles and their intervals need) and a few counts.
+class SummaryAccumulator {
+ public:
+  void add(const RequestResult& r);  // reads completed, ttft_s, slo_met, bytes, quality
+  size_t requests() const { return requests_; }
+  size_t violations() const { return violations_; }
+  const std::vector<double>& completed_ttfts_s() const { return ttfts_; }  // in the order added
+  Summary summary() const;
+
+ private:
+  size_t requests_ = 0, violations_ = 0;
+  double bytes_ = 0, ttft_s_ = 0, quality_ = 0;  // sums
+  std::vector<double> ttfts_;
+};
+
 // Percentiles as percentile() computes them.
 Summary summarize(const std::vector<RequestResult>& results);
 nlohmann::json to_json(const Summary& summary);

@@ -17,6 +17,7 @@
 #include "experiments/experiment_runner.h"
 #include "experiments/result_tables.h"
 #include "experiments/run_log.h"
+#include "experiments/run_log_file.h"
 #include "sim/context_profile.h"
 #include "tests/cli/cli_test.h"
 
@@ -357,6 +358,78 @@ TEST_F(RunCli, ShardsMergeIntoTheSingleRun) {
   }
 }
 
+// --compress-runs: runs.jsonl.zst holds runs.jsonl's text, the tables are the same; a resume after a
+// write torn in its last frame, and a merge of compressed and plain shards, give the uninterrupted
+// run's files; a corrupt file is an error naming it and the byte, and changes nothing.
+TEST_F(RunCli, CompressedRunsResumeAndMergeLikePlainOnes) {
+  const auto path = write_config(synthetic_config("packed"));
+  const std::string options = " --profile-cache " + (dir_ / "cache").string() + " --no-figures";
+  ASSERT_EQ(run("run " + path.string() + " --out plain" + options).rc, 0);
+  const auto packed = run("run " + path.string() + " --out packed --jobs 2 --compress-runs" + options);
+  ASSERT_EQ(packed.rc, 0) << packed.err;
+  EXPECT_FALSE(fs::exists(dir_ / "packed/runs.jsonl"));
+  const auto text_of = [](const fs::path& log) {
+    std::string text;
+    experiments::for_each_line(log, [&](std::string_view line, size_t) { text.append(line).append("\n"); });
+    return text;
+  };
+  const std::string plain_runs = read_text(dir_ / "plain/runs.jsonl");
+  EXPECT_EQ(text_of(dir_ / "packed/runs.jsonl.zst"), plain_runs);
+  EXPECT_EQ(read_text(dir_ / "packed/summary.csv"), read_text(dir_ / "plain/summary.csv"));
+  EXPECT_LT(fs::file_size(dir_ / "packed/runs.jsonl.zst"), plain_runs.size() / 4);
+
+  // Killed while writing its second frame: the first frame's 25 runs are kept, the rest run again.
+  fs::copy(dir_ / "packed", dir_ / "torn", fs::copy_options::recursive);
+  const fs::path torn = dir_ / "torn/runs.jsonl.zst";
+  fs::remove(torn);
+  {
+    experiments::RunLog log(torn);
+    const auto lines = lines_of(dir_ / "plain/runs.jsonl");
+    for (size_t i = 0; i < lines.size(); ++i) {
+      log.append(lines[i] + "\n");
+      if (i == 24) log.flush();
+    }
+    log.flush();
+  }
+  fs::resize_file(torn, fs::file_size(torn) - 40);
+  EXPECT_EQ(experiments::read_run_log(torn).size(), 25u);
+  const auto refused = run("run " + path.string() + " --out torn --resume" + options);
+  test_support::expect_failure(refused, 1, "holds its runs in runs.jsonl.zst: resume with --compress-runs");
+  const auto resumed = run("run " + path.string() + " --out torn --resume --compress-runs" + options);
+  ASSERT_EQ(resumed.rc, 0) << resumed.err;
+  EXPECT_NE(resumed.err.find("25 done before, 35 to run"), std::string::npos) << resumed.err;
+  EXPECT_EQ(text_of(torn), plain_runs);
+  EXPECT_EQ(read_text(dir_ / "torn/summary.csv"), read_text(dir_ / "plain/summary.csv"));
+
+  // Shards, one of them compressed, merged into a compressed directory.
+  for (int i = 0; i < 3; ++i)
+    ASSERT_EQ(run("run " + path.string() + " --shard " + std::to_string(i) + "/3 --out shard" + std::to_string(i) +
+                  (i == 1 ? " --compress-runs" : "") + options).rc, 0);
+  const auto merged = run("merge shard0 shard1 shard2 --out merged --compress-runs --no-figures");
+  ASSERT_EQ(merged.rc, 0) << merged.err;
+  EXPECT_EQ(text_of(dir_ / "merged/runs.jsonl.zst"), plain_runs);
+  EXPECT_EQ(read_text(dir_ / "merged/summary.csv"), read_text(dir_ / "plain/summary.csv"));
+
+  // One byte changed in the middle of a frame.
+  const fs::path shard_log = dir_ / "shard1/runs.jsonl.zst";
+  {
+    std::fstream file(shard_log, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekg(std::streamoff(fs::file_size(shard_log) / 2));
+    const char byte = char(file.get());
+    file.seekp(std::streamoff(fs::file_size(shard_log) / 2));
+    file.put(char(byte ^ 0x5a));
+  }
+  const auto corrupt = run("merge shard0 shard1 shard2 --out remerged --no-figures");
+  test_support::expect_failure(corrupt, 1, shard_log.string().substr(dir_.string().size() + 1) +
+                                               ": corrupt zstd data in the frame starting at byte ");
+  for (const char* file : {"runs.jsonl", "runs.jsonl.zst", "summary.csv", "manifest.json", "config.json"})
+    EXPECT_FALSE(fs::exists(dir_ / "remerged" / file)) << file;
+  const std::string summary_before = read_text(dir_ / "shard1/summary.csv");
+  const auto resume_corrupt = run("run " + path.string() + " --shard 1/3 --out shard1 --resume --compress-runs" + options);
+  test_support::expect_failure(resume_corrupt, 1, "corrupt zstd data");
+  EXPECT_EQ(read_text(dir_ / "shard1/summary.csv"), summary_before);
+}
+
 // `kvstream run` inside a Slurm array (the variables sbatch --array=0-2 sets) runs task i's shard into
 // DIR/shards/i-of-3; merged, the shards equal one machine's run. A list with holes is refused, and an
 // explicit --shard wins.
@@ -574,7 +647,7 @@ TEST(RunLog, APartialLastLineIsDroppedAndCutOff) {
   EXPECT_EQ(experiments::read_run_log(path).size(), 1u);
   {
     experiments::RunLog log(path);
-    log.append({{"run", 2}, {"id", "c"}});
+    log.append("{\"run\": 2, \"id\": \"c\"}\n");
   }
   const auto lines = experiments::read_run_log(path);
   ASSERT_EQ(lines.size(), 2u);

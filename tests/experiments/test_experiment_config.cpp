@@ -155,24 +155,24 @@ TEST(ExperimentGrid, OrderIdsAndShards) {
   j["repetitions"] = 2;
   const auto c = parse_experiment_config(j, "c.json");
   GridShape shape{{{"syn"}}, {{"constant:gbps=1", "other"}}};
-  const auto grid = expand_grid(c, shape);
+  const Grid grid(c, shape);
   ASSERT_EQ(grid.size(), 2u * 2 * 2 * 2);  // traces x SLOs x policies x repetitions
   EXPECT_EQ(grid[0].coordinates["policy"], "quant8");
   EXPECT_EQ(grid[1].repetition, 1);  // repetitions vary fastest
   EXPECT_EQ(grid[2].coordinates["policy"], "cachegen");
   EXPECT_EQ(grid[8].coordinates["trace"], "other");
-  EXPECT_EQ(expand_grid(c, shape)[5].id, grid[5].id);  // ids are stable
+  EXPECT_EQ(Grid(c, shape)[5].id, grid[5].id);  // ids are stable
   // Shards partition the grid.
   std::vector<int> owners(grid.size(), 0);
   for (size_t i = 0; i < 3; ++i)
-    for (const auto& run : grid) owners[run.index] += Shard{i, 3}.owns(run);
+    for (size_t r = 0; r < grid.size(); ++r) owners[grid[r].index] += Shard{i, 3}.owns(r);
   for (const int n : owners) EXPECT_EQ(n, 1);
   EXPECT_THROW(Shard::parse("3/3"), std::invalid_argument);
   EXPECT_THROW(Shard::parse("1"), std::invalid_argument);
   EXPECT_EQ(Shard::parse("2/5").count, 5u);
   // The same trace twice in one set would make two runs alike.
   shape.traces[0][1] = shape.traces[0][0];
-  EXPECT_THROW(expand_grid(c, shape), std::invalid_argument);
+  EXPECT_THROW((void)Grid(c, shape), std::invalid_argument);
 }
 
 // The network section (SCHEMA.md §7a): every key a grid axis; a fluid path has no queue, congestion
@@ -199,7 +199,7 @@ TEST(ExperimentGrid, TheNetworkSectionIsGridAxes) {
   EXPECT_EQ(paths[3].coordinates["congestion_control"], "bbr");
   EXPECT_EQ(paths.back().coordinates["rtt_ms"], 80.0);
   // Every run carries its path; ids differ by path.
-  const auto grid = expand_grid(c, GridShape{{{"syn"}}, {{"constant:gbps=1"}}});
+  const Grid grid(c, GridShape{{{"syn"}}, {{"constant:gbps=1"}}});
   ASSERT_EQ(grid.size(), paths.size() * 2 * 2);  // x SLOs x policies
   EXPECT_EQ(grid[0].coordinates["link_model"], "fluid");
   EXPECT_EQ(grid[4].network, 1u);
@@ -215,7 +215,7 @@ TEST(ExperimentGrid, TheNetworkSectionIsGridAxes) {
   EXPECT_EQ(one[0].path.request_rtt_s, 0.005);
   EXPECT_EQ(one[0].path.chunk_rtt_s, 0.007);
   EXPECT_TRUE(one[0].coordinates.empty());
-  const auto legacy_grid = expand_grid(plain, GridShape{{{"syn"}}, {{"constant:gbps=1"}}});
+  const Grid legacy_grid(plain, GridShape{{{"syn"}}, {{"constant:gbps=1"}}});
   EXPECT_FALSE(legacy_grid[0].coordinates.contains("link_model"));
   EXPECT_EQ(legacy_grid[0].id, "16080e968db0f076") << legacy_grid[0].coordinates;  // as before the section
   EXPECT_FALSE(to_json(plain).contains("network"));
@@ -257,7 +257,7 @@ TEST(ExperimentGrid, AGridTooLargeToHoldIsAnErrorBeforeItGrows) {
   j["repetitions"] = 100000;  // x 2 SLOs x 2 policies x 3 traces = 1.2 M runs
   const auto c = parse_experiment_config(j, "c.json");
   try {
-    expand_grid(c, GridShape{{{"syn"}}, {{"a", "b", "c"}}});
+    (void)Grid(c, GridShape{{{"syn"}}, {{"a", "b", "c"}}});
     ADD_FAILURE() << "expanded";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("the grid has 1200000 runs"), std::string::npos) << e.what();

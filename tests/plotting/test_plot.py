@@ -213,6 +213,23 @@ class PlotTest(unittest.TestCase):
             f.write('{"run": 72, "policy": \n')
         self.assert_error(run_plot(directory, "--figures", "ttft_cdf"), "runs.jsonl:73")
 
+    @unittest.skipIf(shutil.which("zstd") is None, "the zstd program is not installed (scripts/setup.sh)")
+    def test_compressed_runs_draw_the_same_figure_and_a_torn_file_is_an_error(self):
+        plain = self.fresh("runs-plain", levels=False)
+        compressed = self.fresh("runs-zst", levels=False)
+        runs = os.path.join(compressed, "runs.jsonl")
+        subprocess.run(["zstd", "-q", "--rm", runs, "-o", runs + ".zst"], check=True)
+        for directory in (plain, compressed):
+            self.assertEqual(run_plot(directory, "--figures", "ttft_cdf").returncode, 0)
+        with open(os.path.join(plain, "figures", "ttft_cdf.svg")) as a, \
+                open(os.path.join(compressed, "figures", "ttft_cdf.svg")) as b:
+            self.assertEqual(a.read(), b.read())
+        with open(runs + ".zst", "rb") as f:
+            data = f.read()
+        with open(runs + ".zst", "wb") as f:
+            f.write(data[:len(data) // 2])
+        self.assert_error(run_plot(compressed, "--figures", "ttft_cdf"), "runs.jsonl.zst")
+
     def test_fidelity_results_draw_the_error_cdfs(self):
         directory = os.path.join(self.tmp, "fidelity")
         os.makedirs(directory)
