@@ -84,7 +84,8 @@
 // b less quality; over the layers the plan meets the SLO whenever the optimum does, has the
 // optimum's TTFT when that misses the SLO, and has at least the optimum's quality less the sum of
 // the b's (OracleDpPlan::quality_slack_tokens; a pruned node only ever yields to an incumbent at
-// least as good). When even one bucket does not fit (K nodes incomparable in time alone), the K
+// least as good). When the buckets reach the whole quality range, the time frontier alone is kept
+// if it fits (slack: the range); when even it does not (K nodes incomparable in time alone), the K
 // earliest-ready nodes are kept and the plan carries no guarantee (OracleDpPlan::truncated).
 // Cost: each layer sorts and scans at most C x K candidates against at most K kept nodes, with
 // O(log(range / resolution)) thinning passes: O(n x C x K^2) for n chunks and C choices, plus the
@@ -446,6 +447,7 @@ class Planner {
           incumbent_plan_.push_back(choice);
         }
       }
+    if (context_.timeline.connection) improve_by_local_moves();
     return incumbent_plan_;
   }
 
@@ -498,8 +500,13 @@ class Planner {
         }
         if (bucket > range) break;  // one or two buckets hold everything: buckets cannot help
       }
-    // Every candidate in one class: keep the earliest-ready nodes of its time frontier.
+    // Every candidate in one class: its time frontier, a dropped node's quality at most `range`
+    // above a kept one's; when even that outgrows the bound, the earliest-ready nodes of it.
     std::vector<Node> next = pareto_frontier(candidates, kInf, order);
+    if (next.size() <= max_frontier_) {
+      quality_slack_tokens_ += range;
+      return next;
+    }
     std::stable_sort(next.begin(), next.end(), [](const Node& a, const Node& b) {
       return a.state.ready_s != b.state.ready_s ? a.state.ready_s < b.state.ready_s
                                                 : a.state.next_issue_s < b.state.next_issue_s;
@@ -576,6 +583,43 @@ class Planner {
       Timeline state = context_.timeline;
       for (size_t c = first_; c < costs_.chunks(); ++c) state = advance(state, c, choice);
       offer(std::vector<int>(costs_.chunks() - first_, choice), state);
+    }
+  }
+
+  // Under the tcp link model (header): local search from the plan. A move changes one chunk's
+  // choice, or swaps the choices of two chunks (same quality, other timing); each move is timed
+  // exactly and kept when it beats the plan, until no move does.
+  void improve_by_local_moves() {
+    const size_t n = costs_.chunks(), count = n - first_;
+    std::vector<Timeline> before(count);  // before[k]: the timeline before chunk first + k
+    const auto try_plan = [&](const std::vector<int>& plan, size_t from) {
+      Timeline state = before[from];
+      for (size_t k = from; k < count; ++k) state = advance(state, first_ + k, plan[k]);
+      if (!outcome(state).better_than(incumbent_)) return false;
+      incumbent_ = outcome(state);
+      incumbent_plan_ = plan;
+      return true;
+    };
+    for (bool improved = true; improved;) {
+      improved = false;
+      Timeline state = context_.timeline;
+      for (size_t k = 0; k < count; ++k) before[k] = state, state = advance(state, first_ + k, incumbent_plan_[k]);
+      std::vector<int> plan = incumbent_plan_;
+      for (size_t k = 0; k < count && !improved; ++k) {
+        for (int choice : choices_) {
+          if (choice == plan[k]) continue;
+          std::swap(plan[k], choice);
+          improved = try_plan(plan, k);
+          std::swap(plan[k], choice);
+          if (improved) break;
+        }
+        for (size_t j = k + 1; j < count && !improved; ++j) {
+          if (plan[j] == plan[k]) continue;
+          std::swap(plan[k], plan[j]);
+          improved = try_plan(plan, k);
+          std::swap(plan[k], plan[j]);
+        }
+      }
     }
   }
 

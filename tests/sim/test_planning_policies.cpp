@@ -341,7 +341,7 @@ TEST(TcpPlanning, OracleDpIsNeverWorseThanAnyOtherPolicy) {
                                            "cachegen:estimator=hm", "cachegen:predictor=link", "mpc", "mpc:horizon=1",
                                            "mpc:horizon=3,estimator=last", "mpc:text=0,prior_gbps=1",
                                            "mpc:predictor=fluid"};
-  for (uint64_t seed = 2000; seed < 2200; ++seed) {
+  for (uint64_t seed = 2000; seed < 2400; ++seed) {
     Instance in = random_tcp_instance(seed);
     if (seed % 2 == 0) {  // longer requests: a synthetic profile on a two-state Markov link
       in.profile = synthetic_profile({.n_chunks = 10,
