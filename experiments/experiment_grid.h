@@ -73,6 +73,7 @@ class Grid {
   size_t per_context_ = 0;                // runs per (context set, trace, path, context): hardware x rates x SLOs x policies x repetitions
   size_t size_ = 0;
 };
+
 // `--shard i/N` (0 <= i < N): run r belongs to shard r.index mod N, so shards partition the grid.
 struct Shard {
   size_t index = 0, count = 1;

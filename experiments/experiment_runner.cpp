@@ -271,8 +271,9 @@ FinishedRun execute(const Inputs& in, const RunSpec& run, bool with_totals) {
   line["summary"] = sim::to_json(sim::summarize(results));
   nlohmann::json requests = nlohmann::json::array();
   for (const auto& r : results) requests.push_back(sim::to_json(r));
-  line["requests"] = requests;
-  FinishedRun finished{line.dump() + "\n", std::nullopt};
+  line["requests"] = std::move(requests);
+  FinishedRun finished{line.dump(), std::nullopt};
+  finished.line += '\n';
   if (with_totals) {
     // The values the record holds, so the same totals as run_totals(record) gives on reading it back.
     RunTotals& totals = finished.totals.emplace();

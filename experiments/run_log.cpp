@@ -42,10 +42,17 @@ RunLog::~RunLog() {
 
 void RunLog::append(std::string_view lines) {
   if (!frame_) return write_whole(lines);
-  if (frame_->text_bytes() == 0) frame_started_ = std::chrono::steady_clock::now();
-  frame_->add(lines);
-  if (frame_->text_bytes() >= kFrameTextBytes || std::chrono::steady_clock::now() - frame_started_ >= kFrameSeconds)
-    flush();
+  // Line by line into the open frame, which is written as soon as it holds kFrameTextBytes: a frame
+  // holds at most that plus one line, however many lines come at once.
+  while (!lines.empty()) {
+    if (frame_->text_bytes() == 0) frame_started_ = std::chrono::steady_clock::now();
+    const size_t newline = lines.find('\n');
+    const size_t end = newline == std::string_view::npos ? lines.size() : newline + 1;
+    frame_->add(lines.substr(0, end));
+    lines.remove_prefix(end);
+    if (frame_->text_bytes() >= kFrameTextBytes) flush();
+  }
+  if (std::chrono::steady_clock::now() - frame_started_ >= kFrameSeconds) flush();
 }
 
 void RunLog::flush() {

@@ -74,6 +74,11 @@ RunLogScan scan_zstd(std::FILE* in, const fs::path& path, const std::function<vo
                                  "): " + ZSTD_getErrorName(result));
       consumed += input.pos - before;
       frame.append(output.data(), out.pos);
+      if (frame.size() > kMaxFrameTextBytes)
+        throw std::runtime_error(path.string() + ": the zstd frame starting at byte " + std::to_string(scan.complete_bytes) +
+                                 " holds more than " + std::to_string(kMaxFrameTextBytes >> 20) +
+                                 " MiB of text: not a run log kvstream wrote (its frames hold about 1 MiB); "
+                                 "decompress it (zstd -d) and use the runs.jsonl");
       if (result == 0) {
         if (!frame.empty() && frame.back() != '\n')
           throw std::runtime_error(path.string() + ": the zstd frame starting at byte " +

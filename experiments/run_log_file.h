@@ -19,6 +19,10 @@ namespace kvstream::experiments {
 
 enum class RunLogFormat { kPlain, kZstd };
 
+// A compressed log is read a frame at a time, and a frame of more text than this (which kvstream
+// never writes: experiments/zstd_frames.h) is refused rather than held.
+inline constexpr size_t kMaxFrameTextBytes = size_t(256) << 20;
+
 inline constexpr const char* kPlainRunLog = "runs.jsonl";
 inline constexpr const char* kZstdRunLog = "runs.jsonl.zst";
 

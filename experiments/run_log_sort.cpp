@@ -22,8 +22,22 @@ namespace {
 struct Record {
   size_t run = 0;
   size_t source = 0;  // index into the sources
+  size_t number = 0;  // its line in the source
   std::string line;
 };
+
+// The value of a record's top-level "run" key as kvstream writes records (compact, keys sorted, no
+// other key named "run"), found without parsing the record; nullopt for text of another form. The
+// record is parsed when it is written out, and a "run" that differs then is an error.
+std::optional<size_t> scanned_run(std::string_view line) {
+  const size_t key = line.rfind("\"run\":");
+  if (key == std::string_view::npos) return std::nullopt;
+  size_t run = 0, i = key + 6;
+  const size_t digits = i;
+  for (; i < line.size() && line[i] >= '0' && line[i] <= '9' && i - digits < 18; ++i) run = run * 10 + size_t(line[i] - '0');
+  if (i == digits || i == line.size() || (line[i] != ',' && line[i] != '}')) return std::nullopt;
+  return run;
+}
 
 struct FileCloser {
   void operator()(std::FILE* f) const { std::fclose(f); }
@@ -45,10 +59,10 @@ File unnamed_temporary(const fs::path& out) {
   return file;
 }
 
-// A chunk on disk: (run, source, length, bytes) per record, in run order.
+// A chunk on disk: (run, source, number, length, bytes) per record, in run order.
 void spill(std::FILE* f, const std::vector<Record>& chunk, const fs::path& out) {
   for (const auto& r : chunk) {
-    const uint64_t head[3] = {r.run, r.source, r.line.size()};
+    const uint64_t head[4] = {r.run, r.source, r.number, r.line.size()};
     if (std::fwrite(head, sizeof head, 1, f) != 1 || std::fwrite(r.line.data(), 1, r.line.size(), f) != r.line.size())
       throw std::runtime_error("cannot write a temporary file beside " + out.string() + " (disk full?)");
   }
@@ -57,11 +71,12 @@ void spill(std::FILE* f, const std::vector<Record>& chunk, const fs::path& out) 
 }
 
 bool read_record(std::FILE* f, Record& r) {
-  uint64_t head[3];
+  uint64_t head[4];
   if (std::fread(head, sizeof head, 1, f) != 1) return false;
   r.run = head[0];
   r.source = head[1];
-  r.line.resize(head[2]);
+  r.number = head[2];
+  r.line.resize(head[3]);
   if (std::fread(r.line.data(), 1, r.line.size(), f) != r.line.size())
     throw std::runtime_error("a temporary file of the run sort was cut short");
   return true;
@@ -84,9 +99,10 @@ void for_each_sorted(const std::vector<RunLogSource>& sources, const fs::path& o
   for (size_t s = 0; s < sources.size(); ++s)
     for_each_line(sources[s].path, [&](std::string_view line, size_t number) {
       if (line.empty()) return;
-      const auto record = parse_run_record(line, sources[s].path.string() + ":" + std::to_string(number));
+      std::optional<size_t> run = scanned_run(line);
+      if (!run) run = parse_run_record(line, sources[s].path.string() + ":" + std::to_string(number)).at("run").get<size_t>();
       if (chunk_bytes >= chunk_limit) end_chunk();
-      chunk.push_back({record.at("run").get<size_t>(), s, std::string(line)});
+      chunk.push_back({*run, s, number, std::string(line)});
       chunk_bytes += line.size() + sizeof(Record);
     });
   if (spilled.empty()) {  // everything fits in one chunk: no file
@@ -127,15 +143,20 @@ SortedRunLog write_sorted_run_log(const std::vector<RunLogSource>& sources, cons
     };
     std::optional<Record> last;
     for_each_sorted(sources, out, chunk_bytes, [&](const Record& r) {
+      const auto where = [&](const Record& of) { return sources[of.source].path.string() + ":" + std::to_string(of.number); };
       if (last && last->run == r.run) {  // the same run from another source
         if (r.line == last->line) return;
-        const auto record = parse_run_record(r.line, sources[r.source].label);
-        if (record != parse_run_record(last->line, sources[last->source].label))
-          throw std::runtime_error("run " + record.at("id").dump() + " (index " + std::to_string(r.run) +
+        const auto record = parse_run_record(r.line, where(r));
+        if (record != parse_run_record(last->line, where(*last)))
+          throw std::runtime_error("run " + (record.at("id").is_string() ? record.at("id").get<std::string>() : record.at("id").dump()) +
+                                   " (index " + std::to_string(r.run) +
                                    ") differs between " + sources[last->source].label + " and " + sources[r.source].label);
         return;
       }
-      summaries.add(run_totals(parse_run_record(r.line, sources[r.source].label)));
+      const nlohmann::json record = parse_run_record(r.line, where(r));
+      if (record.at("run") != r.run)
+        throw std::runtime_error(where(r) + ": the record's \"run\" key is not where kvstream writes it");
+      summaries.add(run_totals(record));
       write(r.line);
       write("\n");
       ++sorted.runs;

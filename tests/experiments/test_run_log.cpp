@@ -9,6 +9,7 @@
 #include <thread>
 
 #include <gtest/gtest.h>
+#include <zstd.h>
 
 #include "experiments/in_order.h"
 #include "experiments/result_tables.h"
@@ -87,6 +88,32 @@ TEST_F(RunLogFiles, ZstdLogsReadLikePlainOnesAndATornFrameIsCutOff) {
   EXPECT_EQ(kept.back(), lines[20]);
 }
 
+// Many runs handed on at once (a batch of a slow run's followers) still make frames of about
+// kFrameTextBytes, each bounding what a reader holds.
+TEST_F(RunLogFiles, ALargeBatchIsSplitIntoFramesOfBoundedText) {
+  const fs::path packed = dir_ / kZstdRunLog;
+  std::string batch;
+  for (size_t i = 0; batch.size() < 3 * kFrameTextBytes; ++i) batch += record(i, "mpc", 0.25) + "\n";
+  {
+    RunLog log(packed);
+    log.append(batch);
+    log.flush();
+  }
+  std::ifstream in(packed, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  size_t frames = 0;
+  for (size_t at = 0; at < bytes.size(); ++frames) {
+    const size_t size = ZSTD_findFrameCompressedSize(bytes.data() + at, bytes.size() - at);
+    ASSERT_FALSE(ZSTD_isError(size));
+    EXPECT_LE(ZSTD_getFrameContentSize(bytes.data() + at, size), kFrameTextBytes + 1000);
+    at += size;
+  }
+  EXPECT_GE(frames, 3u);
+  std::string text;
+  for_each_line(packed, [&](std::string_view line, size_t) { text.append(line).append("\n"); });
+  EXPECT_EQ(text, batch);
+}
+
 TEST_F(RunLogFiles, ACorruptFrameIsAnErrorNamingTheFileAndByte) {
   const fs::path packed = dir_ / kZstdRunLog;
   {
@@ -127,6 +154,9 @@ TEST_F(RunLogFiles, TheExternalSortEqualsSortingInMemory) {
     RunLog a(sources[0].path), b(sources[1].path);
     for (size_t i = 0; i < shuffled.size(); ++i) (i < 200 ? a : b).append(shuffled[i] + "\n");
     b.append(shuffled[0] + "\n");  // a run in both sources, recorded alike
+    std::string spaced = shuffled[1];  // and one written by another tool: the same JSON, other text
+    spaced.replace(spaced.find("\"run\":"), 6, "\"run\": ");
+    b.append(spaced + "\n");
     b.flush();
   }
   SummaryBuilder by_hand;
