@@ -71,7 +71,7 @@ void KvServer::accept_loop() {
     std::lock_guard<std::mutex> lock(mutex_);
     try {
       connections_.emplace_back(serve, std::move(connection), payloads_);
-    } catch (const std::system_error& e) {  // the connection closes here; the acceptor stays up
+    } catch (const std::exception& e) {  // no thread (or no memory for one): the connection closes here; the acceptor stays up
       if (failure_.empty())
         failure_ = "the KV server could not start a thread for connection " + std::to_string(connections_.size() + 1) +
                    " (" + e.what() + "): the process's thread or memory limit (ulimit -u, ulimit -v) is too low " +

@@ -42,6 +42,10 @@ std::vector<NetworkPathSpec> network_paths(const ExperimentConfig& config) {
             paths.push_back(tcp);
           }
     }
+  // One fluid path without a round trip is the path of every config before network sections (the
+  // paper's model): its runs keep the coordinates, ids and tables they had (SCHEMA.md §6a).
+  if (paths.size() == 1 && paths[0].path.link_model == sim::LinkModel::kFluid && n.rtts_ms[0] == 0)
+    paths[0].coordinates = nlohmann::json::object();
   return paths;
 }
 

@@ -107,21 +107,36 @@ def network_path(row):
     config without a network section. Rows of summary.csv hold text, runs.jsonl objects JSON values."""
     if row.get("link_model") in (None, ""):
         return None
+    link = link_words(row)
+    return " ".join([link[0], f"{rtt_text(row)} ms", *link[1:]])
+
+
+def rtt_text(row):
     rtt = row.get("rtt_ms")
-    rtt = f"{float(rtt):g}" if rtt not in (None, "") else "?"
-    words = [str(row["link_model"]), f"{rtt} ms"]
+    return f"{float(rtt):g}" if rtt not in (None, "") else "?"
+
+
+def link_words(row):
+    """The path without its round trip: link model, queue, congestion control, "no restart"."""
+    words = [str(row["link_model"])]
     words += [str(row[key]) for key in ("queue", "congestion_control") if row.get(key) not in (None, "")]
     if row.get("slow_start_after_idle") in (False, "false"):
         words.append("no restart")
-    return " ".join(words)
+    return words
 
 
 def label_network_paths(rows):
     """Results that sweep network paths: each path its own series, named in the policy's label
-    ("mpc · tcp 20 ms shallow cubic"), so that no figure pools runs of different paths."""
+    ("mpc · tcp 20 ms shallow cubic"), so that no figure pools runs of different paths. The row keeps
+    the policy alone under "policy_only", and the path split into its round trip ("rtt_label", a
+    panel of ttft_vs_bandwidth) and the rest ("link_label": "fluid", "tcp shallow cubic")."""
     if rows and len({network_path(r) for r in rows}) > 1:
         for row in rows:
-            row["policy"] = f"{row['policy']} · {network_path(row)}"
+            path = network_path(row)
+            row["policy_only"] = row["policy"]
+            row["rtt_label"] = f"RTT {rtt_text(row)} ms"
+            row["link_label"] = " ".join(link_words(row))
+            row["policy"] = f"{row['policy']} · {path}"
     return rows
 
 
@@ -471,6 +486,8 @@ def draw_ttft_vs_bandwidth(result):
     (context_set, hardware). Uses the single-request rows when there are any (single_requests); rows that
     share a point (e.g. trace sets of equal mean bandwidth) are averaged weighted by runs."""
     rows = [r for r in single_requests(result.summary) if finite(r["trace_mean_gbps"]) and r["trace_mean_gbps"] > 0]
+    if rows and "link_label" in rows[0]:
+        return draw_ttft_vs_bandwidth_by_path(result, rows)
     slos = sorted({r["slo_s"] for r in rows}, key=slo_order)
     policy_colour = colours({r["policy"] for r in rows})
     means, largest = pool(rows, lambda r: (r["context_set"], r["hardware"], r["policy"], r["slo_s"],
@@ -497,6 +514,42 @@ def draw_ttft_vs_bandwidth(result):
         finish_panel(ax, f"{context_set}, {hardware}" if hardware else context_set, plotted, missing,
                      "mean trace bandwidth (Gbps)", "mean TTFT (s), 95 % CI", log_x=True)
     figure_legend(fig, axes)
+    return fig
+
+
+def draw_ttft_vs_bandwidth_by_path(result, rows):
+    """ttft_vs_bandwidth of results that sweep network paths: one panel per (context_set, hardware,
+    round trip), colour = policy, line style = the rest of the path (link model, queue, congestion
+    control), log-log axes; several SLOs are pooled (the title says so)."""
+    policy_colour = colours({r["policy_only"] for r in rows})
+    links = sorted({r["link_label"] for r in rows})
+    link_style = {link: SLO_STYLES[i % len(SLO_STYLES)] for i, link in enumerate(links)}
+    rtts = sorted({r["rtt_label"] for r in rows}, key=lambda label: float(label.split(" ")[1]) if label != "RTT ?" else math.inf)
+    means, largest = pool(rows, lambda r: (r["context_set"], r["hardware"], r["rtt_label"], r["policy_only"],
+                                           r["link_label"], r["trace_mean_gbps"]), ["mean_ttft_s"])
+    panels = [(c, h, rtt) for c, h in sorted({(r["context_set"], r["hardware"]) for r in rows}) for rtt in rtts]
+    fig, axes = panel_grid(len(panels), f"{result.name}: TTFT vs bandwidth{pooled_note(largest)}")
+    for ax, (context_set, hardware, rtt) in zip(axes, panels):
+        plotted, missing = False, []
+        for policy in sorted(policy_colour):
+            for link in links:
+                series = [(gbps, m["mean_ttft_s"], m[("mean_ttft_s", "ci")]) for (c, h, r, p, l, gbps), m in means.items()
+                          if (c, h, r, p, l) == (context_set, hardware, rtt, policy, link)]
+                points = sorted((x, y, ci) for x, y, ci in series if finite(y))
+                if series and not points:
+                    missing.append(f"{policy} {link}")
+                if not points:
+                    continue
+                ax.plot([x for x, _, _ in points], [y for _, y, _ in points], marker="o", markersize=3,
+                        color=policy_colour[policy], linestyle=link_style[link], label=policy)
+                error_bars(ax, points, policy_colour[policy])
+                plotted = True
+        title = ", ".join(t for t in (context_set, hardware, rtt) if t)
+        finish_panel(ax, title, plotted, missing, "mean trace bandwidth (Gbps)", "mean TTFT (s), 95 % CI", log_x=True)
+        if plotted:
+            ax.set_yscale("log")
+    styles = [Line2D([], [], color="grey", linestyle=link_style[link], label=link) for link in links]
+    figure_legend(fig, axes, extra=styles)
     return fig
 
 

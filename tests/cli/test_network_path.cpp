@@ -53,6 +53,24 @@ TEST_F(NetworkPathCli, SimulateRunAndFidelityGiveTheSamePath) {
   EXPECT_LT(run_ttft_s(nlohmann::json::parse(R"({"link_model": "fluid"})")), by_flags);
 }
 
+// The shipped paper configs say "network": {"link_model": "fluid"}: their results are those of the
+// config without the section, byte for byte (ids, runs, summary).
+TEST_F(NetworkPathCli, OneFluidPathWithoutARoundTripRecordsNothingNew) {
+  const auto run_with = [&](const std::string& out, const std::string& network) {
+    std::ofstream(dir_ / (out + ".json")) << R"({"name": "same",
+      "contexts": [{"name": "syn", "source": "synthetic"}], "traces": [{"name": "m", "inputs": ["markov:seed=3,good_gbps=2,bad_gbps=0.2,good_s=0.5,bad_s=0.5,duration_s=60"]}],
+      "policies": ["quant8", "mpc"], "slo_s": [0.5, 1], "hardware": "a40_mistral-7b", "repetitions": 2)" + network + "}";
+    const auto r = run("run " + out + ".json --out " + out + " --no-figures --profile-cache cache");
+    EXPECT_EQ(r.rc, 0) << r.err;
+  };
+  run_with("without", "");
+  run_with("fluid", R"(, "network": {"link_model": "fluid"})");
+  run_with("fluid80", R"(, "network": {"link_model": "fluid", "rtt_ms": 80})");
+  for (const char* file : {"runs.jsonl", "summary.csv"})
+    EXPECT_EQ(read_text(dir_ / "fluid" / file), read_text(dir_ / "without" / file)) << file;
+  EXPECT_NE(read_text(dir_ / "fluid80/runs.jsonl").find("\"link_model\":\"fluid\""), std::string::npos);
+}
+
 TEST_F(NetworkPathCli, ASweepRecordsEveryPathAndKeepsThemApart) {
   std::ofstream(dir_ / "sweep.json") << R"({"name": "sweep",
     "contexts": [{"name": "syn", "source": "synthetic"}], "traces": [{"name": "c", "inputs": ["constant:gbps=1"]}],

@@ -304,6 +304,32 @@ class NetworkPaths(unittest.TestCase):
         self.assertEqual([r["policy"] for r in plot.label_network_paths([dict(r) for r in runs])], ["quant8"] * 2)
         self.assertEqual(plot.label_network_paths([{"policy": "text"}]), [{"policy": "text"}])
 
+    def test_ttft_vs_bandwidth_has_a_panel_per_round_trip_and_a_line_style_per_link(self):
+        plot = load_plot_module()
+        scratch = tempfile.mkdtemp(prefix="kvstream-plot-paths-")
+        self.addCleanup(shutil.rmtree, scratch)
+        directory = make_result(os.path.join(scratch, "r"), levels=False, runs=False)
+        with open(os.path.join(directory, "summary.csv"), newline="") as f:
+            rows = list(csv.reader(f))
+        header, body = rows[0], rows[1:]
+        at = header.index("rate_per_s") + 1
+        paths = [["fluid", "20", "", "", ""], ["tcp", "20", "shallow", "cubic", "true"],
+                 ["fluid", "80", "", "", ""], ["tcp", "80", "shallow", "cubic", "true"]]
+        with open(os.path.join(directory, "summary.csv"), "w", newline="") as f:
+            writer = csv.writer(f)
+            writer.writerow(header[:at] + plot.NETWORK_KEYS + header[at:])
+            writer.writerows(row[:at] + path + row[at:] for path in paths for row in body)
+        import matplotlib
+        matplotlib.use("Agg")
+        figure = plot.draw_ttft_vs_bandwidth(plot.Result(directory))
+        titles = [ax.get_title() for ax in figure.axes if ax.get_title()]
+        self.assertEqual(titles, ["longchat, a40_mistral-7b, RTT 20 ms", "longchat, a40_mistral-7b, RTT 80 ms",
+                                  "wikitext, a40_mistral-7b, RTT 20 ms", "wikitext, a40_mistral-7b, RTT 80 ms"])
+        styles = {line.get_linestyle() for ax in figure.axes for line in ax.get_lines() if line.get_marker() == "o"}
+        self.assertEqual(styles, {"-", "--"})  # fluid, tcp shallow cubic
+        labels = [text.get_text() for legend in figure.legends for text in legend.get_texts()]
+        self.assertEqual(labels, ["cachegen", "quant8", "text", "fluid", "tcp shallow cubic"])
+
 
 class ConfidenceIntervals(unittest.TestCase):
     """summary.csv's 95 % intervals become error bars: a one-row point's own, a pooled point's combined."""
