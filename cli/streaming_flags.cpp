@@ -88,7 +88,7 @@ StreamingFlags::StreamingFlags(StreamingOptions& o, bool profile_required) : o_(
     ("requests", po::value(&o.requests)->default_value(1), "number of requests (> 1 needs --rate; at most 1,000,000)")
     ("rate", po::value(&o.rate)->default_value(0.0), "Poisson arrival rate, requests/s (1e-6 to 1e9); contexts drawn uniformly from the profiles")
     ("seed", po::value(&o.seed)->default_value(1), "seed of the arrivals")
-    ("link", po::value(&link_)->default_value("fluid"), "the simulator's link model: fluid (the trace's capacity, shared; exact for the artifact's experiments) or tcp (one modelled TCP connection per request: headers, slow start, the congestion control's window, drop-tail losses, restart after idle; docs/EMULATION.md)")
+    ("link", po::value(&link_)->default_value("tcp"), "the link model: tcp (one modelled TCP connection per request: headers, slow start, the congestion control's window, drop-tail losses, restart after idle; docs/EMULATION.md) or fluid (the trace's capacity, shared: the paper's and the artifact's model). Policies plan with it (emulate: with the real network's model)")
     ("cc", po::value(&o.path.congestion_control)->default_value("cubic"), "TCP congestion control (default cubic, Linux's): emulate takes any the kernel offers; the tcp link model has cubic, reno, bbr")
     ("no-slow-start-after-idle", po::bool_switch(&no_slow_start_after_idle_), "TCP keeps its window over idle gaps (net.ipv4.tcp_slow_start_after_idle=0; default: restarts, as Linux)")
     ("queue-bytes", po::value(&queue_bytes_), "the bottleneck's drop-tail queue, bytes (1500 to 1e12; default: unbounded, no loss)")
