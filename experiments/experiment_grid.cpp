@@ -10,11 +10,15 @@
 namespace kvstream::experiments {
 
 std::vector<NetworkPathSpec> network_paths(const ExperimentConfig& config) {
-  if (!config.network) {
-    NetworkPathSpec legacy;
-    legacy.path.request_rtt_s = config.sim.request_rtt_ms / 1e3;
-    legacy.path.chunk_rtt_s = config.sim.chunk_rtt_ms / 1e3;
-    return {legacy};
+  if (!config.network) {  // the default path: tcp over sim's round trips, the modelled connection's the larger
+    NetworkPathSpec tcp;
+    tcp.path.link_model = sim::LinkModel::kTcp;
+    tcp.path.request_rtt_s = config.sim.request_rtt_ms / 1e3;
+    tcp.path.chunk_rtt_s = config.sim.chunk_rtt_ms / 1e3;
+    tcp.coordinates = {{"link_model", "tcp"}, {"rtt_ms", std::max(config.sim.request_rtt_ms, config.sim.chunk_rtt_ms)},
+                       {"queue", "unbounded"}, {"congestion_control", tcp.path.congestion_control},
+                       {"slow_start_after_idle", tcp.path.slow_start_after_idle}};
+    return {tcp};
   }
   const NetworkConfig& n = *config.network;
   std::vector<NetworkPathSpec> paths;

@@ -205,20 +205,30 @@ TEST(ExperimentGrid, TheNetworkSectionIsGridAxes) {
   EXPECT_EQ(grid[4].network, 1u);
   EXPECT_NE(grid[0].id, grid[4].id);
 
-  // Without a network section: one fluid path with sim's round trips, and no network coordinates, so
-  // ids and results are those of configs written before the section existed.
-  auto legacy = minimal();
-  legacy["sim"] = {{"request_rtt_ms", 5}, {"chunk_rtt_ms", 7}};
-  const auto plain = parse_experiment_config(legacy, "c.json");
+  // Without a network section: the tcp link model over sim's round trips (the modelled connection's
+  // round trip the larger), recorded like any path.
+  auto defaults = minimal();
+  defaults["sim"] = {{"request_rtt_ms", 5}, {"chunk_rtt_ms", 7}};
+  const auto plain = parse_experiment_config(defaults, "c.json");
   const auto one = network_paths(plain);
   ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].path.link_model, sim::LinkModel::kTcp);
   EXPECT_EQ(one[0].path.request_rtt_s, 0.005);
   EXPECT_EQ(one[0].path.chunk_rtt_s, 0.007);
-  EXPECT_TRUE(one[0].coordinates.empty());
-  const Grid legacy_grid(plain, GridShape{{{"syn"}}, {{"constant:gbps=1"}}});
-  EXPECT_FALSE(legacy_grid[0].coordinates.contains("link_model"));
-  EXPECT_EQ(legacy_grid[0].id, "16080e968db0f076") << legacy_grid[0].coordinates;  // as before the section
+  EXPECT_EQ(one[0].coordinates, nlohmann::json::parse(R"({"link_model": "tcp", "rtt_ms": 7.0, "queue": "unbounded",
+                                                          "congestion_control": "cubic", "slow_start_after_idle": true})"));
   EXPECT_FALSE(to_json(plain).contains("network"));
+  // One fluid path without a round trip (what the shipped paper configs say): no network coordinates,
+  // so ids and results are those of configs written before the section existed.
+  auto fluid = minimal();
+  fluid["network"] = {{"link_model", "fluid"}};
+  const auto paper = parse_experiment_config(fluid, "c.json");
+  ASSERT_EQ(network_paths(paper).size(), 1u);
+  EXPECT_TRUE(network_paths(paper)[0].coordinates.empty());
+  const Grid paper_grid(paper, GridShape{{{"syn"}}, {{"constant:gbps=1"}}});
+  EXPECT_FALSE(paper_grid[0].coordinates.contains("link_model"));
+  EXPECT_EQ(paper_grid[0].id, "16080e968db0f076") << paper_grid[0].coordinates;  // as before the section
+  EXPECT_NE(Grid(plain, GridShape{{{"syn"}}, {{"constant:gbps=1"}}})[0].id, paper_grid[0].id);
 }
 
 TEST(ExperimentConfig, NetworkErrorsNameTheJsonPathAndTheValidValues) {
