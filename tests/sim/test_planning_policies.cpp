@@ -219,6 +219,28 @@ TEST(OracleDp, MatchesBruteForceOnLongerInstances) {
   }
 }
 
+// oracle-dp on `in` (on even seeds a longer request: a synthetic profile on a two-state Markov link)
+// is beaten by none of `others`.
+void expect_oracle_dp_never_beaten(Instance in, uint64_t seed, const std::vector<std::string>& others) {
+  if (seed % 2 == 0) {
+    in.profile = synthetic_profile({.n_chunks = 10,
+                                    .chunk_tokens = 500,
+                                    .levels = {{"cachegen", 1, true}, {"cachegen", 2, true}, {"cachegen", 3, true}},
+                                    .bytes_per_token = {1e3, 2e3, 4e3},
+                                    .quality = {0.9, 0.95, 0.99},
+                                    .decode_bytes_per_s = 5e9,
+                                    .text_bytes_per_token = 4});
+    in.trace = traces::markov(seed, 2e9, 0.2e9, 0.02, 0.02, 1.0);
+  }
+  const Models m(in);
+  const Outcome oracle = outcome_of(in, m, drive("oracle-dp", in, m));
+  for (const auto& other : others) {
+    const Outcome o = outcome_of(in, m, drive(other, in, m));
+    EXPECT_FALSE(better(o, oracle)) << "seed " << seed << ": " << other << " " << describe(o) << " beats oracle-dp "
+                                    << describe(oracle);
+  }
+}
+
 TEST(OracleDp, NeverWorseThanAnyOtherPolicy) {
   const std::vector<std::string> others = {"fixed:cachegen:1",
                                            "fixed:cachegen:2",
@@ -231,26 +253,7 @@ TEST(OracleDp, NeverWorseThanAnyOtherPolicy) {
                                            "mpc:horizon=1",
                                            "mpc:horizon=3,estimator=last",
                                            "mpc:text=0,prior_gbps=1"};
-  for (uint64_t seed = 1000; seed < 1200; ++seed) {
-    Instance in = random_instance(seed);
-    if (seed % 2 == 0) {  // longer requests: a synthetic profile on a two-state Markov link
-      in.profile = synthetic_profile({.n_chunks = 10,
-                                      .chunk_tokens = 500,
-                                      .levels = {{"cachegen", 1, true}, {"cachegen", 2, true}, {"cachegen", 3, true}},
-                                      .bytes_per_token = {1e3, 2e3, 4e3},
-                                      .quality = {0.9, 0.95, 0.99},
-                                      .decode_bytes_per_s = 5e9,
-                                      .text_bytes_per_token = 4});
-      in.trace = traces::markov(seed, 2e9, 0.2e9, 0.02, 0.02, 1.0);
-    }
-    const Models m(in);
-    const Outcome oracle = outcome_of(in, m, drive("oracle-dp", in, m));
-    for (const auto& other : others) {
-      const Outcome o = outcome_of(in, m, drive(other, in, m));
-      EXPECT_FALSE(better(o, oracle)) << "seed " << seed << ": " << other << " " << describe(o) << " beats oracle-dp "
-                                      << describe(oracle);
-    }
-  }
+  for (uint64_t seed = 1000; seed < 1200; ++seed) expect_oracle_dp_never_beaten(random_instance(seed), seed, others);
 }
 
 // A random instance under the tcp link model: a time-indexed trace (a chunk-indexed one becomes
@@ -341,26 +344,7 @@ TEST(TcpPlanning, OracleDpIsNeverWorseThanAnyOtherPolicy) {
                                            "cachegen:estimator=hm", "cachegen:predictor=link", "mpc", "mpc:horizon=1",
                                            "mpc:horizon=3,estimator=last", "mpc:text=0,prior_gbps=1",
                                            "mpc:predictor=fluid"};
-  for (uint64_t seed = 2000; seed < 2400; ++seed) {
-    Instance in = random_tcp_instance(seed);
-    if (seed % 2 == 0) {  // longer requests: a synthetic profile on a two-state Markov link
-      in.profile = synthetic_profile({.n_chunks = 10,
-                                      .chunk_tokens = 500,
-                                      .levels = {{"cachegen", 1, true}, {"cachegen", 2, true}, {"cachegen", 3, true}},
-                                      .bytes_per_token = {1e3, 2e3, 4e3},
-                                      .quality = {0.9, 0.95, 0.99},
-                                      .decode_bytes_per_s = 5e9,
-                                      .text_bytes_per_token = 4});
-      in.trace = traces::markov(seed, 2e9, 0.2e9, 0.02, 0.02, 1.0);
-    }
-    const Models m(in);
-    const Outcome oracle = outcome_of(in, m, drive("oracle-dp", in, m));
-    for (const auto& other : others) {
-      const Outcome o = outcome_of(in, m, drive(other, in, m));
-      EXPECT_FALSE(better(o, oracle)) << "seed " << seed << ": " << other << " " << describe(o) << " beats oracle-dp "
-                                      << describe(oracle);
-    }
-  }
+  for (uint64_t seed = 2000; seed < 2400; ++seed) expect_oracle_dp_never_beaten(random_tcp_instance(seed), seed, others);
 }
 
 // oracle-dp's plan with a bound on its frontier (policies::plan_oracle_dp), for the request alone.
