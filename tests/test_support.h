@@ -16,7 +16,7 @@ namespace kvstream::test_support {
 
 inline constexpr const char* kKvFixture = "kv/stories260K_tinystories_4x512.safetensors";
 
-// stories260K on TinyStories: 4 contexts, L=5, H=4, D=8, T=512, fp16 (shared/data/SOURCES.md).
+// stories260K on TinyStories: 4 contexts, L=5, H=4, D=8, T=512, fp16 (docs/DATA.md).
 inline const codec::KvFile& kv_fixture() {
   static const codec::KvFile kv = codec::load_kv(common::resolve_data(kKvFixture));
   return kv;

@@ -1,4 +1,4 @@
-// Readers for measured bandwidth-trace files (shared/data/SOURCES.md §1). Every reader returns
+// Readers for measured bandwidth-trace files (docs/DATA.md §1). Every reader returns
 // BandwidthTraces in bit/s; a malformed file is a TraceError whose message starts with
 // `file:line:` and says what was expected and what was found.
 //

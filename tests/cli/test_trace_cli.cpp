@@ -43,7 +43,7 @@ TEST_F(TraceCli, StatsJsonOfRealTraces) {
   EXPECT_EQ(m["format"], "mahimahi");
   EXPECT_NEAR(m["duration_s"].get<double>(), 139.986, 1e-9);
   EXPECT_NEAR(m["mean_mbps"].get<double>(), 16.70, 0.01);
-  // Per-second statistics (SOURCES.md §1a: p50 13.9 Mbit/s), and --scale.
+  // Per-second statistics (docs/DATA.md §1: p50 13.9 Mbit/s), and --scale.
   const nlohmann::json s = json_of("trace stats traces/mahimahi/TMobile-LTE-short.down --bin-s 1 --scale 0.5 --json");
   EXPECT_NEAR(s["p50_mbps"].get<double>(), 13.9 / 2, 0.25);
   EXPECT_NEAR(s["mean_mbps"].get<double>(), 16.70 / 2, 0.01);

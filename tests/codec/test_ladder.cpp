@@ -1,6 +1,6 @@
 // CacheGen level ladders (docs/CACHEGEN.md §7): the built-in ladders mapped to concrete layer counts,
 // against the tables they come from (the artifact's Mistral-7B / 70B configs, LMCache's default and
-// the L=5 scaling of shared/data/SOURCES.md §2a′), and errors for malformed ladder files.
+// the L=5 scaling of docs/DATA.md §2), and errors for malformed ladder files.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -62,7 +62,7 @@ TEST(Ladder, BuiltinNamesLoad) {
 }
 
 TEST(Ladder, GenericAtFiveLayersIsTheSourcesTable) {
-  // SOURCES.md §2a′: level 3 = 32 everywhere; level 2 = K 0-1 at 32, 2-4 at 16, V 0 at 32, 1-4 at 16;
+  // docs/DATA.md §2: level 3 = 32 everywhere; level 2 = K 0-1 at 32, 2-4 at 16, V 0 at 32, 1-4 at 16;
   // level 1 = K 0-2 at 16, 3-4 at 12, V 0 at 16, 1-4 at 12.
   const Ladder generic = Ladder::from_name_or_path("generic");
   expect_spec(generic, 1, 5, {16, 16, 16, 12, 12}, {16, 12, 12, 12, 12});

@@ -1,7 +1,7 @@
 // Quality regression: `run_quality` on each model of tests/golden/quality_*.json, with the options
 // stored there, must stay within the golden limits: a level fails if its kl_mean worsens by more than
 // the relative tolerance, its ppl_delta by more than the absolute one, or its bytes grow by more
-// than 1%. The stories260K values are those of the independent reference in SOURCES.md §2a′.
+// than 1%. The stories260K values are those of the independent reference in docs/DATA.md §2.
 #include <gtest/gtest.h>
 
 #include <fstream>

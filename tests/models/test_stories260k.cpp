@@ -1,4 +1,4 @@
-// stories260K against the independent fp32 NumPy reference of shared/data/SOURCES.md §2a: logits
+// stories260K against the independent fp32 NumPy reference of docs/DATA.md §2: logits
 // after BOS, a 48-step greedy sequence, tokenizer ids, and mean NLL on TinyStories text. Plus the
 // runtime's own invariants: prefill at once == one token at a time == prefill continuing a prefix.
 #include <gtest/gtest.h>

@@ -36,7 +36,7 @@ void expect_same(const BandwidthTrace& a, const BandwidthTrace& b) {
 }
 
 // Every file of every folder, read sniffed and with its explicit format, with each folder's
-// plausible ranges of period and mean (SOURCES.md §1).
+// plausible ranges of period and mean (docs/DATA.md §1).
 TEST(TraceReaders, EveryRealTraceFile) {
   const auto root = test::traces_dir();
   if (!root) {
@@ -77,7 +77,7 @@ TEST(TraceReaders, EveryRealTraceFile) {
       }
     }
   }
-  EXPECT_EQ(files, 5u + 40 + 32 + 61 + 2);  // the subset in shared/data (SOURCES.md appendix)
+  EXPECT_EQ(files, 5u + 40 + 32 + 61 + 2);  // the subset in shared/data (docs/DATA.md §1)
 }
 
 TEST(TraceReaders, MahimahiPeriodHoldsEveryPacket) {
@@ -89,7 +89,7 @@ TEST(TraceReaders, MahimahiPeriodHoldsEveryPacket) {
   std::ifstream in(path);
   size_t packets = 0;
   for (std::string line; std::getline(in, line);) packets += !line.empty();
-  EXPECT_EQ(packets, 194846u);  // SOURCES.md §1a
+  EXPECT_EQ(packets, 194846u);  // docs/DATA.md §1
   const BandwidthTrace t = read_trace(path.string());
   EXPECT_EQ(t.name(), "TMobile-LTE-short.down");
   EXPECT_DOUBLE_EQ(t.duration_s(), 139.986);  // the last timestamp, in seconds

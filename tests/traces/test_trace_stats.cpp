@@ -1,5 +1,5 @@
 // Statistics: exact time-weighted percentiles and cv on a hand-made trace, bin averaging, JSON
-// keys, and one real Mahimahi trace against the per-second figures of SOURCES.md §1a.
+// keys, and one real Mahimahi trace against the per-second figures of docs/DATA.md §1.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -67,7 +67,7 @@ TEST(TraceStats, MahimahiPerSecondMatchesSources) {
     GTEST_SKIP() << "shared/data/traces not found (run scripts/fetch-data.sh)";
   }
   const BandwidthTrace t = read_trace((*root / "mahimahi" / "TMobile-LTE-short.down").string());
-  // SOURCES.md §1a: mean 16.70, per-second p10 / p50 / p90 = 5.66 / 13.9 / 29.3 Mbit/s. Those
+  // docs/DATA.md §1: mean 16.70, per-second p10 / p50 / p90 = 5.66 / 13.9 / 29.3 Mbit/s. Those
   // interpolate between the sorted seconds (numpy's default); ours are the lower value, measured
   // 5.364 / 13.812 / 29.304.
   const TraceStats s = trace_stats(t, 1.0);

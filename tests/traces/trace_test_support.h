@@ -13,7 +13,7 @@
 
 namespace kvstream::traces::test {
 
-// shared/data/traces (SOURCES.md §1), or nullopt when the data is not installed.
+// shared/data/traces (docs/DATA.md §1), or nullopt when the data is not installed.
 inline std::optional<std::filesystem::path> traces_dir() {
   try {
     return common::resolve_data("traces/cachegen/bw.jsonl").parent_path().parent_path();
