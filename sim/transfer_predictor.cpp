@@ -43,7 +43,7 @@ TransferPredictor::Kind TransferPredictor::kind_named(const std::string& name) {
 }
 
 void TransferPredictor::observe(const DecisionContext& context) {
-  if (!modelled(context)) return;
+  if (!models_connection(context)) return;
   if (!connection_) connection_.emplace(context.config.tcp);
   for (size_t i = 0; i < pending_.size(); ++i) {
     const Pending& transfer = pending_[i];
@@ -66,13 +66,13 @@ void TransferPredictor::observe(const DecisionContext& context) {
 }
 
 void TransferPredictor::sent(const DecisionContext& context, int choice) {
-  if (!modelled(context)) return;
+  if (!models_connection(context)) return;
   const double bits = context.costs.bits(context.chunk, choice);
   pending_.push_back({context.chunk, context.now_s + context.config.chunk_rtt_s, bits, choice != kText && bits > 0});
 }
 
 std::span<const TransferSample> TransferPredictor::samples(const DecisionContext& context) const {
-  return modelled(context) ? std::span<const TransferSample>(capacity_samples_) : context.history;
+  return models_connection(context) ? std::span<const TransferSample>(capacity_samples_) : context.history;
 }
 
 TimelineModel TransferPredictor::model(const DecisionContext& context, double rate_bps) const {
@@ -80,18 +80,18 @@ TimelineModel TransferPredictor::model(const DecisionContext& context, double ra
     return ConstantCapacity(rate_bps).arrival_s(start_s, bits);
   };
   std::optional<ConnectionPath> path;
-  if (modelled(context)) path = ConnectionPath{context.config.tcp, std::make_shared<ConstantCapacity>(rate_bps)};
+  if (models_connection(context)) path = ConnectionPath{context.config.tcp, std::make_shared<ConstantCapacity>(rate_bps)};
   return TimelineModel(context.costs, context.config, transfer, path);
 }
 
 Timeline TransferPredictor::start(const DecisionContext& context) const {
   Timeline state = context.timeline;
-  state.connection = modelled(context) && connection_ ? std::make_shared<const TcpConnection>(*connection_) : nullptr;
+  state.connection = models_connection(context) && connection_ ? std::make_shared<const TcpConnection>(*connection_) : nullptr;
   return state;
 }
 
 double TransferPredictor::send_s(const DecisionContext& context, std::span<const double> bits, double rate_bps) const {
-  if (!modelled(context) || !connection_) {
+  if (!models_connection(context) || !connection_) {
     double total_bits = 0;
     for (const double b : bits) total_bits += b;
     return total_bits / rate_bps;

@@ -52,7 +52,6 @@ class TransferPredictor {
   }
 
  private:
-  bool modelled(const DecisionContext& context) const { return models_connection(context); }
   struct Pending {
     size_t chunk;
     double start_s, bits;
