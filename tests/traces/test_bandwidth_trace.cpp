@@ -1,5 +1,6 @@
-// BandwidthTrace: exact integrals against hand computation, looping, zero-capacity gaps, and
-// time_to_send as the inverse of bits_between on random queries.
+// BandwidthTrace: exact integrals against hand computation, looping, zero-capacity gaps,
+// time_to_send as the inverse of bits_between on random queries, and search hints that never
+// change an answer.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -166,6 +167,26 @@ TEST(BandwidthTrace, TimeToSendIsTheSmallestTimeAcrossZeroGaps) {
       EXPECT_NEAR(t.bits_between(t0, t0 + d), bits, 1e-9 * std::max(1.0, bits));
       // Whatever is left of [t0, t1) after d carries (almost) nothing.
       EXPECT_NEAR(t.bits_between(t0 + d, std::max(t0 + d, t1)), 0, 1e-9 * std::max(1.0, bits));
+    }
+  }
+}
+
+// A hint only says where a search starts: every hinted answer equals the unhinted one, bit for
+// bit, whether the queries walk forward (a transfer's rounds), jump anywhere, or loop.
+TEST(BandwidthTrace, SearchHintsNeverChangeAnAnswer) {
+  std::mt19937_64 rng(13);
+  for (int trial = 0; trial < 30; ++trial) {
+    const BandwidthTrace t = random_trace(rng, trial % 2 ? 3 : 400, trial % 3 == 0);
+    const double period = t.duration_s();
+    BandwidthTrace::SearchHint hint;
+    double now_s = 0;
+    for (int q = 0; q < 400; ++q) {
+      now_s = q % 50 == 0 ? 3 * period * uniform(rng) : now_s + 0.02 * period * uniform(rng);
+      const double later_s = now_s + (q % 7 == 0 ? 2 * period : 0.05 * period) * uniform(rng);
+      const double bits = t.bits_between(now_s, later_s) * (0.5 + uniform(rng));
+      EXPECT_EQ(t.bits_between(now_s, later_s, &hint), t.bits_between(now_s, later_s)) << "trial " << trial << " q " << q;
+      EXPECT_EQ(t.arrival_s(now_s, bits, &hint), t.arrival_s(now_s, bits)) << "trial " << trial << " q " << q;
+      if (q % 11 == 0) hint.segment = size_t(rng() % 1000);  // a stale or out-of-range hint is only slow
     }
   }
 }
