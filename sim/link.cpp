@@ -15,13 +15,13 @@ double chunk_rate_bps(const traces::BandwidthTrace& trace, size_t chunk) {
 }  // namespace
 
 double solo_transfer_end_s(const traces::BandwidthTrace& trace, double trace_offset_s, double start_s, double bits,
-                           size_t chunk) {
+                           size_t chunk, traces::BandwidthTrace::SearchHint* hint) {
   if (bits <= 0 || std::isinf(start_s)) return start_s;
   if (trace.chunk_indexed()) {
     const double rate_bps = chunk_rate_bps(trace, chunk);
     return rate_bps > 0 ? start_s + bits / rate_bps : std::numeric_limits<double>::infinity();
   }
-  return std::max(start_s, trace.arrival_s(start_s + trace_offset_s, bits) - trace_offset_s);
+  return std::max(start_s, trace.arrival_s(start_s + trace_offset_s, bits, hint) - trace_offset_s);
 }
 
 SharedLink::SharedLink(EventQueue& events, const traces::BandwidthTrace& trace, double trace_offset_s)

@@ -27,8 +27,9 @@ class Link {
 };
 
 // Arrival time of `bits` sent alone from start_s: the arithmetic both links reduce to with one transfer.
+// `hint` speeds up a sequence of nearby queries (BandwidthTrace::SearchHint); the answer is the same.
 double solo_transfer_end_s(const traces::BandwidthTrace& trace, double trace_offset_s, double start_s, double bits,
-                           size_t chunk);
+                           size_t chunk, traces::BandwidthTrace::SearchHint* hint = nullptr);
 
 class SharedLink final : public Link {
  public:

@@ -2,6 +2,8 @@
 // trace (what the simulator's links carry, and what oracle-dp plans on) or a constant rate (what a
 // sender's throughput estimate predicts, and what mpc plans on).
 #pragma once
+#include <atomic>
+#include <cstddef>
 #include <limits>
 
 #include "traces/bandwidth_trace.h"
@@ -20,7 +22,9 @@ class LinkCapacity {
   virtual double mean_bps() const = 0;
 };
 
-// The trace from trace_offset_s on (time 0 of the run reads the trace at trace_offset_s).
+// The trace from trace_offset_s on (time 0 of the run reads the trace at trace_offset_s). A
+// connection's rounds read it at nearby times, so each query starts its search in the trace where
+// the last one ended (BandwidthTrace::SearchHint; relaxed atomic, so threads may share one).
 class TraceCapacity final : public LinkCapacity {
  public:
   TraceCapacity(const traces::BandwidthTrace& trace, double trace_offset_s) : trace_(trace), offset_s_(trace_offset_s) {}
@@ -30,8 +34,13 @@ class TraceCapacity final : public LinkCapacity {
   double mean_bps() const override { return trace_.mean_bps(); }
 
  private:
+  // query(&hint) with the last query's hint, which it then updates.
+  template <class Query>
+  double with_hint(Query query) const;
+
   const traces::BandwidthTrace& trace_;
   double offset_s_;
+  mutable std::atomic<size_t> hint_segment_{0};
 };
 
 // A constant rate (0: nothing ever arrives).
