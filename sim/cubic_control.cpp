@@ -46,7 +46,8 @@ void CubicControl::congestion_avoidance(const RoundSample& s) {
     }
   }
   const double t_s = s.now_s - epoch_start_s_ + s.rtt_s;
-  const double target = origin_ + kC * std::pow(t_s - k_s_, 3);
+  const double since_k_s = t_s - k_s_;
+  const double target = origin_ + kC * since_k_s * since_k_s * since_k_s;  // W(t) = C (t - K)^3 + W_max
   // cnt: acknowledgements per packet of growth.
   double cnt = target > cwnd_ ? cwnd_ / (target - cwnd_) : 100 * cwnd_;
   if (w_max_ == 0) cnt = std::min(cnt, 20.0);
