@@ -590,14 +590,24 @@ class Planner {
   }
 
   // Under the tcp link model (header): local search from the plan. A move changes one chunk's
-  // choice, or swaps the choices of two chunks (same quality, other timing); each move is timed
-  // exactly and kept when it beats the plan, until no move does.
+  // choice, or swaps the choices of two chunks (other timing, and other quality when the chunks'
+  // tokens differ); each move is timed exactly and kept when it beats the plan, until no move does.
+  // A move is not timed when its quality (known before timing) already loses to a plan that meets
+  // the SLO, and its timing stops once the first token is later than the limit (the SLO, or the
+  // incumbent's TTFT when it misses the SLO): first_token_s only grows as chunks are added.
   void improve_by_local_moves() {
     const size_t n = costs_.chunks(), count = n - first_;
     std::vector<Timeline> before(count);  // before[k]: the timeline before chunk first + k
     const auto try_plan = [&](const std::vector<int>& plan, size_t from) {
+      double quality_tokens = before[from].quality_tokens;  // summed as advance sums it
+      for (size_t k = from; k < count; ++k) quality_tokens += costs_.quality(first_ + k, plan[k]) * costs_.tokens(first_ + k);
+      if (incumbent_.meets_slo && quality_tokens < incumbent_.quality) return false;
+      const double limit_s = incumbent_.meets_slo ? context_.config.slo_s : incumbent_.ttft_s;
       Timeline state = before[from];
-      for (size_t k = from; k < count; ++k) state = advance(state, first_ + k, plan[k]);
+      for (size_t k = from; k < count; ++k) {
+        state = advance(state, first_ + k, plan[k]);
+        if (model_.first_token_s(state) - context_.arrival_s > limit_s) return false;
+      }
       if (!outcome(state).better_than(incumbent_)) return false;
       incumbent_ = outcome(state);
       incumbent_plan_ = plan;
