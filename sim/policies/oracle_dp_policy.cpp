@@ -579,40 +579,39 @@ class Planner {
     incumbent_plan_ = plan;
   }
 
+  // Times `plan` (choices for chunks first..) from `state`, the timeline before chunk first + from,
+  // and makes it the incumbent when it beats it. Exact shortcuts: a plan whose quality (known
+  // before timing, summed as advance sums it) loses to an incumbent that meets the SLO is not
+  // timed, and timing stops once the first token is later than the limit (the SLO, or the
+  // incumbent's TTFT while it misses the SLO): first_token_s only grows as chunks are added.
+  bool offer_from(const std::vector<int>& plan, size_t from, Timeline state) {
+    const size_t count = costs_.chunks() - first_;
+    double quality_tokens = state.quality_tokens;
+    for (size_t k = from; k < count; ++k) quality_tokens += costs_.quality(first_ + k, plan[k]) * costs_.tokens(first_ + k);
+    if (incumbent_.meets_slo && quality_tokens < incumbent_.quality) return false;
+    const double limit_s = incumbent_.meets_slo ? context_.config.slo_s : incumbent_.ttft_s;
+    for (size_t k = from; k < count; ++k) {
+      state = advance(state, first_ + k, plan[k]);
+      if (model_.first_token_s(state) - context_.arrival_s > limit_s) return false;
+    }
+    if (!outcome(state).better_than(incumbent_)) return false;
+    offer(plan, state);
+    return true;
+  }
+
   // Under the tcp link model, where dominance is a heuristic (header): every plan of one choice for
   // all chunks, so that no fixed policy beats the plan.
   void offer_constant_plans() {
-    for (int choice : choices_) {
-      Timeline state = context_.timeline;
-      for (size_t c = first_; c < costs_.chunks(); ++c) state = advance(state, c, choice);
-      offer(std::vector<int>(costs_.chunks() - first_, choice), state);
-    }
+    for (int choice : choices_) offer_from(std::vector<int>(costs_.chunks() - first_, choice), 0, context_.timeline);
   }
 
   // Under the tcp link model (header): local search from the plan. A move changes one chunk's
   // choice, or swaps the choices of two chunks (other timing, and other quality when the chunks'
-  // tokens differ); each move is timed exactly and kept when it beats the plan, until no move does.
-  // A move is not timed when its quality (known before timing) already loses to a plan that meets
-  // the SLO, and its timing stops once the first token is later than the limit (the SLO, or the
-  // incumbent's TTFT when it misses the SLO): first_token_s only grows as chunks are added.
+  // tokens differ); each move is timed exactly (offer_from) and kept when it beats the plan, until
+  // no move does.
   void improve_by_local_moves() {
     const size_t n = costs_.chunks(), count = n - first_;
     std::vector<Timeline> before(count);  // before[k]: the timeline before chunk first + k
-    const auto try_plan = [&](const std::vector<int>& plan, size_t from) {
-      double quality_tokens = before[from].quality_tokens;  // summed as advance sums it
-      for (size_t k = from; k < count; ++k) quality_tokens += costs_.quality(first_ + k, plan[k]) * costs_.tokens(first_ + k);
-      if (incumbent_.meets_slo && quality_tokens < incumbent_.quality) return false;
-      const double limit_s = incumbent_.meets_slo ? context_.config.slo_s : incumbent_.ttft_s;
-      Timeline state = before[from];
-      for (size_t k = from; k < count; ++k) {
-        state = advance(state, first_ + k, plan[k]);
-        if (model_.first_token_s(state) - context_.arrival_s > limit_s) return false;
-      }
-      if (!outcome(state).better_than(incumbent_)) return false;
-      incumbent_ = outcome(state);
-      incumbent_plan_ = plan;
-      return true;
-    };
     for (bool improved = true; improved;) {
       improved = false;
       Timeline state = context_.timeline;
@@ -622,14 +621,14 @@ class Planner {
         for (int choice : choices_) {
           if (choice == plan[k]) continue;
           std::swap(plan[k], choice);
-          improved = try_plan(plan, k);
+          improved = offer_from(plan, k, before[k]);
           std::swap(plan[k], choice);
           if (improved) break;
         }
         for (size_t j = k + 1; j < count && !improved; ++j) {
           if (plan[j] == plan[k]) continue;
           std::swap(plan[k], plan[j]);
-          improved = try_plan(plan, k);
+          improved = offer_from(plan, k, before[k]);
           std::swap(plan[k], plan[j]);
         }
       }
@@ -668,8 +667,9 @@ class Planner {
       std::stable_sort(by_quality.begin(), by_quality.end(),
                        [&](int a, int b) { return costs_.quality(c, a) > costs_.quality(c, b); });
       for (int choice : by_quality) {
+        // Whether the fast plan completes it within the SLO (timing stops once it cannot).
         Timeline tail = advance(state, c, choice);
-        for (size_t rest = c + 1; rest < n; ++rest) tail = advance(tail, rest, fast[rest - first_]);
+        for (size_t rest = c + 1; rest < n && outcome(tail).meets_slo; ++rest) tail = advance(tail, rest, fast[rest - first_]);
         if (outcome(tail).meets_slo || choice == fast[c - first_]) {
           plan.push_back(choice);
           state = advance(state, c, choice);
