@@ -425,6 +425,7 @@ class Planner {
       candidates.clear();
       for (uint32_t parent = 0; parent < frontier.size(); ++parent)
         for (int choice : choices_) {
+          if (hopeless_before_transfer(frontier[parent].state, chunk, choice)) continue;
           Node node{advance(frontier[parent].state, chunk, choice), parent, choice};
           canonicalize(node.state);
           if (!hopeless(node.state, chunk + 1)) candidates.push_back(node);
@@ -534,6 +535,19 @@ class Planner {
     state.last_submit_s = state.decode_free_s = m;
     state.ready_s = std::max(state.ready_s, s0);
     state.prefill_free_s = context_.config.overlap_decode_prefill ? state.ready_s : m;
+  }
+
+  // Under the tcp link model, where a transfer runs the connection's rounds: true when the child
+  // is hopeless even with its transfer timed on the capacity alone, which no TCP transfer beats
+  // (TimelineModel::transfer_end_s). Every bound in hopeless() only grows with the times, so the
+  // exact child is hopeless too; this skips the rounds of the children the bounds prune.
+  bool hopeless_before_transfer(const Timeline& state, size_t chunk, int choice) const {
+    if (!state.connection || !std::isfinite(state.next_issue_s) || chunk + 1 >= costs_.chunks()) return false;
+    const double start_s = state.next_issue_s + context_.config.chunk_rtt_s;
+    Timeline lower = model_.advance_arrived(state, chunk, choice,
+                                            model_.transfer_end_s(start_s, costs_.bits(chunk, choice), chunk));
+    canonicalize(lower);
+    return hopeless(lower, chunk + 1);
   }
 
   PlanScore outcome(const Timeline& final_state) const {
