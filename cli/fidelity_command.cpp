@@ -14,6 +14,7 @@
 #include "common/directory_lock.h"
 #include "emulation/fidelity.h"
 #include "emulation/fidelity_errors.h"
+#include "emulation/fidelity_groups.h"
 #include "emulation/fidelity_rescore.h"
 #include "emulation/link_check.h"
 #include "experiments/build_info.h"
@@ -58,9 +59,11 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
                      "simulated with each of the config's link models on the same trace offsets and round trips.\n"
                      "Reports simulated / emulated - 1 of every request's TTFT and of every chunk's transfer time\n"
                      "(chunks both ways fetched at the same level): median, p95 and max, overall and per trace,\n"
-                     "RTT, queue, congestion control, workload, policy and SLO. Writes DIR/fidelity.jsonl (every\n"
-                     "run), fidelity.csv (the table), fidelity.json (the table, the emulator's own accuracy per\n"
-                     "trace from link-check, timing), config.json and figures/fidelity.png. Needs root, but not\n"
+                     "RTT, queue, congestion control, workload, policy and SLO; and per (policy, network path,\n"
+                     "workload) group the emulated and simulated TTFT p50, p95 and SLO violation rate. Writes\n"
+                     "DIR/fidelity.jsonl (every run), fidelity.csv (the table), fidelity_groups.csv (the groups),\n"
+                     "fidelity.json (the table, the emulator's own accuracy per trace from link-check, timing),\n"
+                     "config.json and figures/fidelity.png. Needs root, but not\n"
                      "with --rescore DIR, which simulates DIR's runs again against their stored emulations.",
                      options, vm, &positional))
     return std::nullopt;
@@ -225,6 +228,10 @@ int run(const Options& o) {
   std::ostringstream csv;
   emulation::write_fidelity_csv(csv, table);
   write_text(out / "fidelity.csv", csv.str());
+  const auto groups = emulation::fidelity_groups(config, runs);
+  std::ostringstream groups_csv;
+  emulation::write_fidelity_groups_csv(groups_csv, groups);
+  write_text(out / "fidelity_groups.csv", groups_csv.str());
   nlohmann::json summary = {{"config", config.name}, {"runs", runs.size()}, {"requests", requests},
                             {"wall_s", wall_s}, {"emulator_accuracy", accuracy}, {"link_lateness", lateness},
                             {"table", rows},
@@ -233,6 +240,7 @@ int run(const Options& o) {
   write_text(out / "fidelity.json", summary.dump(2) + "\n");
 
   emulation::print_fidelity_table(std::cout, table);
+  emulation::print_group_summary(std::cout, groups);
   std::cout << "emulated link lateness, mean per run: median " << std::setprecision(2) << lateness["median_run_mean_ms"].get<double>()
             << " ms, max " << lateness["max_run_mean_ms"].get<double>() << " ms; " << late_runs << " of " << runs.size()
             << " runs above " << kLateRunMs << " ms" << (late_runs ? " (the machine did not keep the link on time: their errors are partly the emulator's)" : "")

@@ -1,13 +1,15 @@
 // `kvstream fidelity`'s parts that need no network: the config (every error names its JSON path),
-// the plan of cases and its rotations, rescoring stored runs (and refusing what does not fit), and
-// the error statistics.
+// the plan of cases and its rotations, rescoring stored runs (and refusing what does not fit), the
+// error statistics, and the distributions per (policy, path, workload) group.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "emulation/fidelity.h"
 #include "emulation/fidelity_errors.h"
+#include "emulation/fidelity_groups.h"
 #include "emulation/fidelity_rescore.h"
 #include "tests/sim/sim_test_support.h"
 
@@ -271,6 +273,106 @@ TEST(FidelityErrors, StatisticsAreSignedMedianAndMagnitudes) {
   EXPECT_GT(s.p95_abs, 0.1);
   EXPECT_LE(s.p95_abs, 0.3);
   EXPECT_EQ(error_stats({}).count, 0u);
+}
+
+// A config whose runs' indices all name one trace, queue and workload.
+FidelityConfig one_path_config(std::string trace, std::string queue, std::string workload,
+                               std::vector<std::string> link_models) {
+  FidelityConfig config;
+  config.traces.resize(1);
+  config.traces[0].name = std::move(trace);
+  config.queues.resize(1);
+  config.queues[0].name = std::move(queue);
+  config.workloads.resize(1);
+  config.workloads[0].name = std::move(workload);
+  config.link_models = std::move(link_models);
+  return config;
+}
+
+// Two runs of one (policy, path, workload) group pool their requests; a run of another policy is a
+// group of its own; each link model gets its groups, in order of first appearance.
+TEST(FidelityGroups, PoolRunsByPolicyPathAndWorkloadAndCompareTheirDistributions) {
+  const FidelityConfig config = one_path_config("lte", "shallow", "single", {"fluid", "tcp"});
+  const auto met = [](double ttft_s, std::vector<std::string> choices, bool slo_met) {
+    sim::RequestResult r = result(ttft_s, std::move(choices), {});
+    r.slo_met = slo_met;
+    return r;
+  };
+  const auto run = [&](std::string policy, sim::RequestResult emulated, sim::RequestResult fluid,
+                       sim::RequestResult tcp) {
+    FidelityRun r;
+    r.fidelity_case.policy = std::move(policy);
+    r.fidelity_case.rtt_ms = 20;
+    r.fidelity_case.congestion_control = "cubic";
+    r.emulated.results = {std::move(emulated)};
+    r.simulated = {{std::move(fluid)}, {std::move(tcp)}};
+    return r;
+  };
+  const std::vector<FidelityRun> runs = {
+      run("mpc", met(2.0, {"a"}, false), met(1.0, {"a"}, true), met(2.2, {"a"}, false)),
+      run("mpc", met(1.0, {"a"}, true), met(0.5, {"b"}, true), met(1.0, {"b"}, true)),
+      run("quant8", met(3.0, {"q"}, false), met(3.0, {"q"}, false), met(3.0, {"q"}, false))};
+  const std::vector<FidelityGroup> groups = fidelity_groups(config, runs);
+  ASSERT_EQ(groups.size(), 4u);
+  const FidelityGroup& fluid_mpc = groups[0];
+  EXPECT_EQ(fluid_mpc.link_model, "fluid");
+  EXPECT_EQ(fluid_mpc.policy, "mpc");
+  EXPECT_EQ(fluid_mpc.trace + "," + fluid_mpc.queue + "," + fluid_mpc.congestion_control + "," + fluid_mpc.workload,
+            "lte,shallow,cubic,single");
+  EXPECT_EQ(fluid_mpc.emulated.requests, 2u);
+  EXPECT_DOUBLE_EQ(fluid_mpc.emulated.p50_ttft_s, 1.5);   // of 1 and 2 s
+  EXPECT_DOUBLE_EQ(fluid_mpc.simulated.p50_ttft_s, 0.75);  // of 0.5 and 1 s
+  EXPECT_DOUBLE_EQ(fluid_mpc.p50_error(), -0.5);
+  EXPECT_DOUBLE_EQ(fluid_mpc.violation_points(), -50);  // 0 % simulated against 50 % emulated
+  EXPECT_EQ(fluid_mpc.same_choices.count, 1u);  // the second request chose "b" in the simulator
+  EXPECT_DOUBLE_EQ(fluid_mpc.same_choices.median_abs, 0.5);
+  EXPECT_EQ(fluid_mpc.different_choices.count, 1u);
+  EXPECT_EQ(groups[1].policy, "quant8");
+  EXPECT_DOUBLE_EQ(groups[1].p95_error(), 0);
+  const FidelityGroup& tcp_mpc = groups[2];
+  EXPECT_EQ(tcp_mpc.link_model, "tcp");
+  EXPECT_NEAR(tcp_mpc.p95_error(), 2.14 / 1.95 - 1, 1e-12);  // p95 of {1, 2.2} against of {1, 2}
+  EXPECT_DOUBLE_EQ(tcp_mpc.violation_points(), 0);
+  EXPECT_EQ(tcp_mpc.max_in_flight, 1u);  // one request per run
+
+  std::ostringstream csv;
+  write_fidelity_groups_csv(csv, groups);
+  std::istringstream lines(csv.str());
+  std::string header, first;
+  std::getline(lines, header);
+  std::getline(lines, first);
+  EXPECT_EQ(header,
+            "link_model,policy,trace,rtt_ms,queue,congestion_control,workload,requests,max_in_flight,"
+            "emulated_p50_ttft_s,simulated_p50_ttft_s,p50_error,emulated_p95_ttft_s,simulated_p95_ttft_s,p95_error,"
+            "emulated_violation_rate,simulated_violation_rate,violation_points,"
+            "same_choices_requests,same_choices_median_abs_error,same_choices_p95_abs_error,"
+            "different_choices_requests,different_choices_median_abs_error,different_choices_p95_abs_error");
+  EXPECT_EQ(first.substr(0, 42), "fluid,mpc,lte,20,shallow,cubic,single,2,1,");
+  std::ostringstream worst;
+  print_group_summary(worst, groups);
+  // fluid's groups: violation points -50 (mpc) and 0 (quant8), so the median is 25.
+  EXPECT_NE(worst.str().find("violation rate   median  25.0 points, worst  -50.0 points (mpc | lte 20 ms shallow cubic | single)"),
+            std::string::npos)
+      << worst.str();
+}
+
+// Requests in flight: from arrival to first token, one that never completed until the end.
+TEST(FidelityGroups, RequestsInFlightCountOverlapsOfArrivalToFirstToken) {
+  const FidelityConfig config = one_path_config("c", "deep", "poisson", {"tcp"});
+  const auto at = [](double arrival_s, double ttft_s, bool completed) {
+    sim::RequestResult r = result(ttft_s, {}, {});
+    r.arrival_s = arrival_s;
+    r.completed = completed;
+    return r;
+  };
+  FidelityRun run;
+  run.fidelity_case.policy = "mpc";
+  // In flight: [0, 2), [1, 1.5), [1.5, 3) (touching ends do not overlap), [2.5, never).
+  run.emulated.results = {at(0, 2, true), at(1, 0.5, true), at(1.5, 1.5, true), at(2.5, 0, false)};
+  run.simulated = {run.emulated.results};
+  EXPECT_EQ(fidelity_groups(config, {run}).at(0).max_in_flight, 2u);  // e.g. at 1 s, and from 2.5 s
+  run.emulated.results.push_back(at(1.2, 5, true));                    // [1.2, 6.2): 3 at 1.2 s, 1.5 s, 2.5 s
+  EXPECT_EQ(fidelity_groups(config, {run}).at(0).max_in_flight, 3u);
 }
 
 }  // namespace
