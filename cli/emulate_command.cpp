@@ -12,7 +12,8 @@ namespace {
 
 struct Options {
   StreamingOptions streaming;
-  double time_limit_s = emulation::kEmulationTimeLimitS;
+  emulation::EmulatorOptions emulator;
+  bool no_offloads = false;
   std::optional<emulation::RealKvOptions> real_kv;  // --model: the KV is real
 };
 
@@ -32,9 +33,12 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
     ("continuation-tokens", po::value(&real.continuation_tokens)->default_value(32), "K: the query is the K-1 tokens after the context, scored against the next K-1");
   po::options_description emulation_options("emulation");
   emulation_options.add_options()
-    ("time-limit-s", po::value(&o.time_limit_s)->default_value(emulation::kEmulationTimeLimitS),
+    ("time-limit-s", po::value(&o.emulator.time_limit_s)->default_value(emulation::kEmulationTimeLimitS),
      "real seconds a policy's run may take: a run the simulator says takes longer (or never ends, on a trace "
-     "without capacity) is refused before it starts, and one still going then is stopped");
+     "without capacity) is refused before it starts, and one still going then is stopped")
+    ("no-offloads", po::bool_switch(&o.no_offloads),
+     "the link thread reads and writes every MTU packet (default: TSO super-packets, cut into segments only in "
+     "its arithmetic; docs/EMULATION.md)");
   po::options_description all;
   all.add(flags.description()).add(model_options).add(emulation_options);
   po::variables_map vm;
@@ -61,7 +65,8 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
                      all, vm))
     return std::nullopt;
   flags.finish(vm);
-  if (!(o.time_limit_s > 0 && o.time_limit_s <= 86400)) throw po::error("--time-limit-s must be in (0, 86400]");
+  o.emulator.offloads = !o.no_offloads;
+  if (!(o.emulator.time_limit_s > 0 && o.emulator.time_limit_s <= 86400)) throw po::error("--time-limit-s must be in (0, 86400]");
   const sim::NetworkPath& path = o.streaming.path;
   if (path.request_rtt_s > 0 && path.chunk_rtt_s > 0 && path.request_rtt_s != path.chunk_rtt_s)
     throw po::error("--rtt-ms and --chunk-rtt-ms differ: an emulated path has one round trip");
@@ -99,7 +104,7 @@ int run(const Options& o) {
   nlohmann::json runs = nlohmann::json::array(), links = nlohmann::json::array();
   for (const auto& policy : o.streaming.policies) {
     in.policy = policy;
-    const auto report = real_kv ? real_kv->emulate(in, o.time_limit_s) : emulation::emulate(in, o.time_limit_s);
+    const auto report = real_kv ? real_kv->emulate(in, o.emulator) : emulation::emulate(in, o.emulator);
     report_policy(o.streaming, policy, report.results, runs);
     links.push_back({{"policy", policy},
                      {"dropped_packets", report.dropped_packets},

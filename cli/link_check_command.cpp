@@ -14,7 +14,7 @@ namespace {
 struct Options {
   std::string trace_arg, trace_format;
   double scale = 1, mean_mbps = 0, seconds = 3, window_ms = 100, rtt_ms = 10;
-  bool json = false;
+  bool json = false, no_offloads = false;
 };
 
 std::optional<Options> parse(const std::vector<std::string>& args) {
@@ -28,6 +28,7 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
     ("seconds", po::value(&o.seconds)->default_value(3.0), "seconds measured (after 0.5 s of warm-up; at most 3600)")
     ("window-ms", po::value(&o.window_ms)->default_value(100.0), "the windows compared, ms (1 to 10000)")
     ("rtt-ms", po::value(&o.rtt_ms)->default_value(10.0), "the link's round trip, ms")
+    ("no-offloads", po::bool_switch(&o.no_offloads), "one read and write per MTU packet (the devices offer no TSO/USO)")
     ("json", po::bool_switch(&o.json), "one JSON object");
   po::variables_map vm;
   if (!parse_or_help(args,
@@ -61,6 +62,7 @@ int run(const Options& o) {
   check.seconds = o.seconds;
   check.window_s = o.window_ms / 1e3;
   check.one_way_delay_s = o.rtt_ms / 2e3;
+  check.offloads = !o.no_offloads;
   const auto r = emulation::check_link(check);
   if (o.json) {
     std::cout << emulation::to_json(r).dump() << "\n";
@@ -69,7 +71,8 @@ int run(const Options& o) {
   std::cout << r.trace << ": mean " << r.mean_mbps << " Mbit/s, " << r.windows << " windows of " << o.window_ms
             << " ms: |delivered / integral - 1| median " << r.median_abs_error << ", p95 " << r.p95_abs_error
             << ", max " << r.max_abs_error << "; whole span " << r.delivered_vs_integral << "; lateness mean "
-            << r.mean_lateness_s * 1e6 << " us, max " << r.max_lateness_s * 1e6 << " us\n";
+            << r.mean_lateness_s * 1e6 << " us, max " << r.max_lateness_s * 1e6 << " us; CPU " << r.cpu_s << " s ("
+            << r.cpu_s_per_gbit << " s per Gbit delivered)\n";
   return 0;
 }
 

@@ -41,7 +41,8 @@ void check_duration(const sim::SimulationInputs& inputs, double time_limit_s) {
                                 "requests, or a higher limit");
 }
 
-EmulationReport emulate_with(const sim::SimulationInputs& inputs, const RealKv* real, double time_limit_s) {
+EmulationReport emulate_with(const sim::SimulationInputs& inputs, const RealKv* real, const EmulatorOptions& options) {
+  const double time_limit_s = options.time_limit_s;
   const sim::TcpModel& path = inputs.config.tcp;
   if (!inputs.trace) throw std::invalid_argument("no bandwidth trace to emulate");
   if (inputs.trace->chunk_indexed())
@@ -63,6 +64,7 @@ EmulationReport emulate_with(const sim::SimulationInputs& inputs, const RealKv* 
   config.link.down = {inputs.trace, inputs.config.trace_offset_s, path.rtt_s / 2, queue_limit_bytes};
   config.link.up = {nullptr, 0, path.rtt_s / 2};
   config.link.zero = zero;
+  config.link.offloads = options.offloads;
   config.congestion_control = path.congestion_control;
   config.slow_start_after_idle = path.slow_start_after_idle;
   EmulatedNetwork net(config);
@@ -110,12 +112,12 @@ EmulationReport emulate_with(const sim::SimulationInputs& inputs, const RealKv* 
 
 }  // namespace
 
-EmulationReport emulate(const sim::SimulationInputs& inputs, double time_limit_s) {
-  return emulate_with(inputs, nullptr, time_limit_s);
+EmulationReport emulate(const sim::SimulationInputs& inputs, const EmulatorOptions& options) {
+  return emulate_with(inputs, nullptr, options);
 }
 
-EmulationReport emulate(const sim::SimulationInputs& inputs, const RealKv& real, double time_limit_s) {
-  return emulate_with(inputs, &real, time_limit_s);
+EmulationReport emulate(const sim::SimulationInputs& inputs, const RealKv& real, const EmulatorOptions& options) {
+  return emulate_with(inputs, &real, options);
 }
 
 }  // namespace kvstream::emulation

@@ -1,5 +1,7 @@
 #include "emulation/emulated_link.h"
 
+#include "emulation/gso_packet.h"
+
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
@@ -10,17 +12,21 @@
 #include <cmath>
 #include <cstring>
 #include <deque>
+#include <memory>
+#include <optional>
+#include <span>
 #include <stdexcept>
 
 namespace kvstream::emulation {
 
 namespace {
 
-constexpr size_t kMaxPacketBytes = 65536;
+constexpr size_t kMaxPacketBytes = 1 << 17;  // a super-packet's 64 KiB of IP and its virtio header, with room
 constexpr int kReadBatch = 32;
 
 struct Packet {
   double deliver_s;
+  uint32_t wire_bytes;
   std::vector<uint8_t> data;
 };
 
@@ -32,6 +38,17 @@ struct Direction {
   bool record;
   std::deque<Packet> pending;
   std::vector<std::vector<uint8_t>> spare;
+
+  // A copy of `bytes` in a buffer of a delivered packet, when there is one.
+  std::vector<uint8_t> copy(const uint8_t* bytes, size_t size) {
+    std::vector<uint8_t> packet;
+    if (!spare.empty()) {
+      packet = std::move(spare.back());
+      spare.pop_back();
+    }
+    packet.assign(bytes, bytes + size);
+    return packet;
+  }
 };
 
 }  // namespace
@@ -88,7 +105,7 @@ void EmulatedLink::run() {
       const double lateness = now - p.deliver_s;
       std::lock_guard<std::mutex> lock(mutex_);
       if (!written) ++stats_.write_errors;
-      if (d.record) deliveries_.push_back({p.deliver_s, now, uint32_t(p.data.size())});
+      if (d.record) deliveries_.push_back({p.deliver_s, now, p.wire_bytes});
       stats_.max_lateness_s = std::max(stats_.max_lateness_s, lateness);
       lateness_sum_s += lateness;
       stats_.mean_lateness_s = lateness_sum_s / double(++delivered);
@@ -97,21 +114,32 @@ void EmulatedLink::run() {
     }
   };
   // Reads at most kReadBatch packets, so that deliveries keep their turn when packets come in as
-  // fast as they are read.
-  std::vector<uint8_t> scratch(kMaxPacketBytes);
+  // fast as they are read. A packet's segments go through the queue one by one; the admitted ones
+  // leave in slices of consecutive segments spanning at most kSliceSpanS.
+  std::vector<uint8_t> incoming(kMaxPacketBytes), sliced(kMaxPacketBytes);
+  std::vector<std::optional<double>> segment_deliver_s;
   const auto read_some = [&](Direction& d) {
     for (int i = 0; i < kReadBatch; ++i) {
-      const ssize_t n = ::read(d.from_fd, scratch.data(), scratch.size());
+      const ssize_t n = ::read(d.from_fd, incoming.data(), incoming.size());
       if (n <= 0) return;
-      const auto at = d.queue.admit(now_s(), uint32_t(n));
-      if (!at) continue;
-      std::vector<uint8_t> packet;
-      if (!d.spare.empty()) {
-        packet = std::move(d.spare.back());
-        d.spare.pop_back();
+      const std::span<const uint8_t> packet(incoming.data(), size_t(n));
+      const GsoPacket g = config_.offloads ? GsoPacket::parse(packet) : GsoPacket::plain(uint32_t(n));
+      const double now = now_s();
+      segment_deliver_s.clear();
+      for (uint32_t k = 0; k < g.segments(); ++k) segment_deliver_s.push_back(d.queue.admit(now, g.segment_wire_bytes(k)));
+      for (uint32_t first = 0; first < g.segments();) {
+        if (!segment_deliver_s[first]) {
+          ++first;
+          continue;
+        }
+        uint32_t end = first + 1, wire_bytes = g.segment_wire_bytes(first);
+        while (end < g.segments() && segment_deliver_s[end] && *segment_deliver_s[end] - *segment_deliver_s[first] <= kSliceSpanS)
+          wire_bytes += g.segment_wire_bytes(end++);
+        const bool whole = first == 0 && end == g.segments();
+        const size_t bytes = whole ? packet.size() : g.slice(packet, first, end - first, sliced);
+        d.pending.push_back({*segment_deliver_s[end - 1], wire_bytes, d.copy(whole ? packet.data() : sliced.data(), bytes)});
+        first = end;
       }
-      packet.assign(scratch.begin(), scratch.begin() + n);
-      d.pending.push_back({*at, std::move(packet)});
     }
   };
   epoll_event events[4];

@@ -4,6 +4,11 @@
 // the other namespace's TUN device when the queue says it arrives. "Down" is server to client (the
 // KV's direction), "up" client to server (requests and ACKs).
 //
+// With offloads (tun_device.h) a packet read may be a super-packet of many wire segments
+// (gso_packet.h): the queue admits, serializes and drops it segment by segment, and the admitted
+// segments are written out in slices, each when its last segment is due, a slice spanning at most
+// kSliceSpanS of link time (a receiver's interrupt coalescing and GRO batch about as much).
+//
 // Link time is seconds since the link started (steady clock). The thread sleeps with epoll_pwait2
 // until the next delivery is due (nanosecond timeout, timer slack 1 ns); how late deliveries are is
 // measured (stats) and documented in docs/EMULATION.md.
@@ -22,12 +27,16 @@ namespace kvstream::emulation {
 
 struct EmulatedLinkConfig {
   LinkDirectionConfig down, up;
+  bool offloads = true;     // the TUN devices were opened with offloads (virtio headers, super-packets)
   bool record_down = false;  // keep every down-link delivery (for accuracy measurements)
   // Link time 0 (e.g. when an emulation's first request arrives); none: when the link starts.
   std::optional<std::chrono::steady_clock::time_point> zero;
 };
 
-// One packet written into the client's TUN device: when the queue said, when it was written, its size.
+inline constexpr double kSliceSpanS = 250e-6;
+
+// One packet (a slice of segments, with offloads) written into the client's TUN device: when the
+// queue said its last segment arrives, when it was written, its bytes on the wire.
 struct Delivery {
   double scheduled_s = 0, written_s = 0;
   uint32_t bytes = 0;

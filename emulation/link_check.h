@@ -21,6 +21,9 @@ struct LinkCheckOptions {
   // Must hold the sender's excess (a quarter of the trace's bytes, plus half a second at its mean
   // rate) for the queue never to run empty: 0 = sized for that.
   uint64_t queue_limit_bytes = 0;
+  // The devices' offloads (tun_device.h): the sender then writes 44 datagrams at a time with UDP
+  // segmentation offload (UDP_SEGMENT), and the link receives them as one super-packet.
+  bool offloads = true;
 };
 
 struct LinkCheckResult {
@@ -31,6 +34,8 @@ struct LinkCheckResult {
   double delivered_vs_integral = 0;      // over the whole span, delivered / integral
   double mean_lateness_s = 0, max_lateness_s = 0;  // written - scheduled
   uint64_t dropped_packets = 0, sent_packets = 0;
+  double cpu_s = 0;                      // of this process (every thread, user and system), from link up to down
+  double cpu_s_per_gbit = 0;             // cpu_s per Gbit the link delivered
   std::vector<double> window_errors;     // signed, in window order
 };
 

@@ -30,11 +30,11 @@ class RealKvContext {
   // As measured while preparing: sizes, encode and decode times, recompute times, whole-context
   // quality per level. The simulator's view of this context, and what the policies plan with.
   virtual const sim::ContextProfile& profile() const = 0;
-  // emulate(inputs, RealKv, time_limit_s) with this context's bytes and a fresh client; inputs.contexts must be
+  // emulate(inputs, RealKv, options) with this context's bytes and a fresh client; inputs.contexts must be
   // {profile()}. Every result's `quality` is measured: the top-1 agreement of the query's next-token
   // predictions after the request's own KV (as decoded and recomputed) with those after the fp16
   // reference KV. Throws std::invalid_argument for other contexts.
-  virtual EmulationReport emulate(const sim::SimulationInputs& inputs, double time_limit_s) = 0;
+  virtual EmulationReport emulate(const sim::SimulationInputs& inputs, const EmulatorOptions& options) = 0;
 };
 
 }  // namespace kvstream::emulation

@@ -52,13 +52,13 @@ class ModelContext final : public RealKvContext {
 
   const sim::ContextProfile& profile() const override { return profile_; }
 
-  EmulationReport emulate(const sim::SimulationInputs& inputs, double time_limit_s) override {
+  EmulationReport emulate(const sim::SimulationInputs& inputs, const EmulatorOptions& options) override {
     if (inputs.contexts.size() != 1 || inputs.contexts[0].name != profile_.name ||
         inputs.contexts[0].chunks.size() != profile_.chunks.size())
       throw std::invalid_argument("an emulation with real KV streams its own context, " + profile_.name + ", alone");
     ReceivedChunks received;
     ModelJobRunner runner(client_, received);
-    EmulationReport report = emulation::emulate(inputs, RealKv{payloads_, received, runner}, time_limit_s);
+    EmulationReport report = emulation::emulate(inputs, RealKv{payloads_, received, runner}, options);
     for (auto& result : report.results) result.quality = runner.scores(result.request).top1_agree;
     return report;
   }

@@ -53,7 +53,7 @@ TEST(Emulate, PoliciesDecideFromWhatTheyMeasure) {
 
 std::string error_of(const sim::SimulationInputs& in, double time_limit_s = kEmulationTimeLimitS) {
   try {
-    emulate(in, time_limit_s);
+    emulate(in, {time_limit_s});
   } catch (const std::invalid_argument& e) {
     return e.what();
   }
