@@ -19,11 +19,17 @@ size_t rotated(size_t path, size_t n) { return (path + path / n) % n; }
 std::vector<FidelityCase> plan_fidelity(const FidelityConfig& config) {
   std::vector<FidelityCase> cases;
   size_t path = 0;
-  for (size_t t = 0; t < config.traces.size(); ++t)
-    for (const double rtt_ms : config.rtt_ms)
-      for (size_t q = 0; q < config.queues.size(); ++q)
+  const auto all = [](size_t n) {
+    std::vector<size_t> indices(n);
+    for (size_t i = 0; i < n; ++i) indices[i] = i;
+    return indices;
+  };
+  for (size_t t = 0; t < config.traces.size(); ++t) {
+    const FidelityTrace& trace = config.traces[t];
+    for (const double rtt_ms : trace.rtt_ms.empty() ? config.rtt_ms : trace.rtt_ms)
+      for (const size_t q : trace.queues.empty() ? all(config.queues.size()) : trace.queues)
         for (const auto& cc : config.congestion_controls) {
-          for (size_t w = 0; w < config.workloads.size(); ++w) {
+          for (const size_t w : trace.workloads.empty() ? all(config.workloads.size()) : trace.workloads) {
             const FidelityWorkload& workload = config.workloads[w];
             const size_t pairs = config.policies.size() * config.slo_s.size();
             for (size_t pair = 0; pair < pairs; ++pair) {
@@ -40,6 +46,7 @@ std::vector<FidelityCase> plan_fidelity(const FidelityConfig& config) {
           }
           ++path;
         }
+  }
   return cases;
 }
 
@@ -53,6 +60,10 @@ FidelityRunner::FidelityRunner(const FidelityConfig& config, std::optional<sim::
     const double factor = t.mean_mbps > 0 ? t.mean_mbps * 1e6 / trace.mean_bps() : t.scale;
     if (factor != 1) trace = traces::scale(trace, factor);
     traces_.push_back(std::make_shared<const traces::BandwidthTrace>(std::move(trace)));
+    trace_contexts_.push_back(contexts_);
+    for (auto& context : trace_contexts_.back())
+      for (auto& chunk : context.chunks)
+        for (auto& level : chunk.levels) level.bytes *= t.kv_bytes_scale;
   }
 }
 
@@ -72,7 +83,7 @@ uint64_t FidelityRunner::queue_bytes(const FidelityCase& c) const {
 
 sim::SimulationInputs FidelityRunner::inputs(const FidelityCase& c, const std::string& link_model) const {
   sim::SimulationInputs in;
-  in.contexts = contexts_;
+  in.contexts = trace_contexts_[c.trace];
   in.trace = traces_[c.trace];
   in.hardware = hardware_;
   in.policy = c.policy;
@@ -89,7 +100,11 @@ sim::SimulationInputs FidelityRunner::inputs(const FidelityCase& c, const std::s
 
 // The emulated network is real TCP: its policies plan with the tcp link model's view of it (their
 // transfer-time predictor and oracle-dp's timeline, sim/transfer_predictor.h), as under `--link tcp`.
-FidelityRun FidelityRunner::run(const FidelityCase& c) const { return simulated_beside(c, emulate(inputs(c, "tcp"))); }
+FidelityRun FidelityRunner::run(const FidelityCase& c) const {
+  EmulatorOptions emulator;
+  emulator.offloads = config_.offloads;
+  return simulated_beside(c, emulate(inputs(c, "tcp"), emulator));
+}
 
 FidelityRun FidelityRunner::simulated_beside(const FidelityCase& c, EmulationReport emulated) const {
   FidelityRun run{c, traces_[c.trace]->mean_bps() / 1e6, queue_bytes(c), std::move(emulated), {}};

@@ -44,7 +44,7 @@ class FidelityRunner {
   FidelityRunner(const FidelityConfig& config, std::optional<sim::HardwareProfile> hardware);
   const FidelityConfig& config() const { return config_; }
   const traces::BandwidthTrace& trace(size_t index) const { return *traces_[index]; }
-  const std::vector<sim::ContextProfile>& contexts() const { return contexts_; }
+  const std::vector<sim::ContextProfile>& contexts() const { return contexts_; }  // as read (names, count)
 
   // The network path of `c` with `link_model` ("fluid" or "tcp"): round trips of c.rtt_ms before each
   // request and each chunk, the case's queue and congestion control.
@@ -64,6 +64,7 @@ class FidelityRunner {
 
   FidelityConfig config_;
   std::vector<sim::ContextProfile> contexts_;
+  std::vector<std::vector<sim::ContextProfile>> trace_contexts_;  // per trace: its kv_bytes_scale applied
   std::vector<std::shared_ptr<const traces::BandwidthTrace>> traces_;
   std::optional<sim::HardwareProfile> hardware_;
 };

@@ -39,8 +39,22 @@ std::string profile_path(const JsonNode& node, const std::filesystem::path& conf
   return resolved.string();
 }
 
-FidelityTrace trace(const JsonNode& node) {
-  node.only_keys({"name", "input", "format", "scale", "mean_mbps"});
+// The index of each name in `node` (a list of names) among `named`'s names.
+template <typename Named>
+std::vector<size_t> indices_of(const JsonNode& node, const std::vector<Named>& named, const char* what) {
+  std::vector<size_t> out;
+  for (const auto& item : items(node)) {
+    const std::string name = item.string();
+    const auto it = std::find_if(named.begin(), named.end(), [&](const Named& n) { return n.name == name; });
+    if (it == named.end()) item.fail("no " + std::string(what) + " named \"" + name + "\" in the config");
+    out.push_back(size_t(it - named.begin()));
+  }
+  return out;
+}
+
+// Read after the queues and workloads, whose names a trace may list.
+FidelityTrace trace(const JsonNode& node, const FidelityConfig& c) {
+  node.only_keys({"name", "input", "format", "scale", "mean_mbps", "rtt_ms", "queues", "workloads", "kv_bytes_scale"});
   FidelityTrace t;
   t.name = node.at("name").name();
   t.input = node.at("input").string();
@@ -48,6 +62,11 @@ FidelityTrace trace(const JsonNode& node) {
   if (node.has("scale") && node.has("mean_mbps")) node.fail("give \"scale\" or \"mean_mbps\", not both");
   if (node.has("scale")) t.scale = node.at("scale").number_in(1e-9, 1e9);
   if (node.has("mean_mbps")) t.mean_mbps = node.at("mean_mbps").number_in(1e-3, 1e6);
+  if (node.has("rtt_ms"))
+    for (const auto& item : items(node.at("rtt_ms"))) t.rtt_ms.push_back(item.number_in(0, 10'000));
+  if (node.has("queues")) t.queues = indices_of(node.at("queues"), c.queues, "queue");
+  if (node.has("workloads")) t.workloads = indices_of(node.at("workloads"), c.workloads, "workload");
+  if (node.has("kv_bytes_scale")) t.kv_bytes_scale = node.at("kv_bytes_scale").number_in(1e-3, 1e6);
   return t;
 }
 
@@ -101,16 +120,16 @@ FidelityConfig read_fidelity_config(const std::string& path) {
   c.source = common::read_json_file(path);
   const JsonNode root(c.source, path);
   root.only_keys({"name", "description", "profiles", "traces", "rtt_ms", "queues", "congestion_controls",
-                  "slow_start_after_idle", "policies", "slo_s", "workloads", "link_models", "hardware"});
+                  "slow_start_after_idle", "offloads", "policies", "slo_s", "workloads", "link_models", "hardware"});
   c.name = root.at("name").name();
   if (root.has("description")) c.description = root.at("description").string();
   const std::filesystem::path config_dir = std::filesystem::path(path).parent_path();
   for (const auto& item : items(root.at("profiles"))) c.profiles.push_back(profile_path(item, config_dir));
-  for (const auto& item : items(root.at("traces"))) c.traces.push_back(trace(item));
   for (const auto& item : items(root.at("rtt_ms"))) c.rtt_ms.push_back(item.number_in(0, 10'000));
   for (const auto& item : items(root.at("queues"))) c.queues.push_back(queue(item));
   for (const auto& item : items(root.at("congestion_controls"))) c.congestion_controls.push_back(item.name());
   if (root.has("slow_start_after_idle")) c.slow_start_after_idle = root.at("slow_start_after_idle").boolean();
+  if (root.has("offloads")) c.offloads = root.at("offloads").boolean();
   for (const auto& item : items(root.at("policies"))) {
     c.policies.push_back(item.string());
     try {
@@ -121,6 +140,7 @@ FidelityConfig read_fidelity_config(const std::string& path) {
   }
   for (const auto& item : items(root.at("slo_s"))) c.slo_s.push_back(item.number_in(1e-6, 1e6));
   for (const auto& item : items(root.at("workloads"))) c.workloads.push_back(workload(item));
+  for (const auto& item : items(root.at("traces"))) c.traces.push_back(trace(item, c));
   if (root.has("link_models")) {
     c.link_models.clear();
     for (const auto& item : items(root.at("link_models"))) {

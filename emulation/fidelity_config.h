@@ -9,10 +9,16 @@
 
 namespace kvstream::emulation {
 
+// A trace and, optionally, the axes of its own paths: a Gbit/s trace runs other round trips, queues
+// and workloads than a cellular one, on contexts whose KV is as many times larger as the rate.
 struct FidelityTrace {
   std::string name, input, format = "auto";
   double scale = 1;      // or, when mean_mbps > 0, the factor that gives the trace that mean
   double mean_mbps = 0;
+  std::vector<double> rtt_ms;     // empty: the config's
+  std::vector<size_t> queues;     // indices into the config's; empty: all
+  std::vector<size_t> workloads;  // indices into the config's; empty: all
+  double kv_bytes_scale = 1;      // every level's bytes of every context, times this (text, decode times as measured)
 };
 
 // The down link's drop-tail queue: `bytes`, or `ms` of the (scaled) trace's mean rate; neither: unbounded.
@@ -48,6 +54,7 @@ struct FidelityConfig {
   std::vector<FidelityQueue> queues;
   std::vector<std::string> congestion_controls;
   bool slow_start_after_idle = true;
+  bool offloads = true;  // the emulator's (emulate.h EmulatorOptions); false: per-packet, to cross-check it
   std::vector<std::string> policies;
   std::vector<double> slo_s;
   std::vector<FidelityWorkload> workloads;

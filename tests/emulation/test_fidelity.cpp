@@ -121,6 +121,36 @@ TEST_F(FidelityConfigTest, ThePlanCrossesEveryAxisAndRotationsLeaveOutInTurn) {
   EXPECT_GT(bbr_at_slo1, 0);
 }
 
+// A trace may run its own round trips, queues and workloads (a Gbit/s trace other paths than a
+// cellular one), on contexts whose KV is kv_bytes_scale times larger.
+TEST_F(FidelityConfigTest, ATraceMayNarrowTheAxesOfItsOwnPaths) {
+  nlohmann::json j = minimal();
+  j["workloads"].push_back(nlohmann::json::parse(R"({"name": "p", "kind": "poisson", "requests": 2, "rate_per_s": 1})"));
+  j["traces"].push_back(nlohmann::json::parse(R"({"name": "fast", "input": "constant:gbps=1", "rtt_ms": [0.5, 5, 20],
+      "queues": ["shallow"], "workloads": ["p"], "kv_bytes_scale": 16})"));
+  const FidelityConfig c = read(j);
+  EXPECT_EQ(c.traces[1].rtt_ms, (std::vector<double>{0.5, 5, 20}));
+  EXPECT_EQ(c.traces[1].queues, std::vector<size_t>{1});
+  EXPECT_EQ(c.traces[1].workloads, std::vector<size_t>{1});
+  EXPECT_EQ(c.traces[1].kv_bytes_scale, 16);
+  const auto plan = plan_fidelity(c);
+  // The first trace: 8 paths x (4 pairs x 3 offsets + 4 pairs); the second: 3 RTTs x 1 queue x 2 ccs = 6 paths x 4 pairs.
+  ASSERT_EQ(plan.size(), 8u * (12 + 4) + 6 * 4);
+  for (size_t i = 8 * 16; i < plan.size(); ++i) {
+    EXPECT_EQ(plan[i].trace, 1u);
+    EXPECT_EQ(plan[i].queue, 1u);
+    EXPECT_EQ(plan[i].workload, 1u);
+  }
+  EXPECT_EQ(plan[8 * 16].rtt_ms, 0.5);
+  EXPECT_EQ(plan.back().rtt_ms, 20);
+  nlohmann::json bad = j;
+  bad["traces"][1]["queues"] = {"medium"};
+  EXPECT_NE(error(bad).find("traces[1].queues[0]"), std::string::npos) << error(bad);
+  bad = j;
+  bad["traces"][1]["kv_bytes_scale"] = 0;
+  EXPECT_NE(error(bad).find("traces[1].kv_bytes_scale"), std::string::npos) << error(bad);
+}
+
 // The config of the rescore tests: a profile the simulator can stream (4 chunks of 1,000 tokens at
 // 1, 2 and 4 MB), single requests and a Poisson workload.
 class RescoreTest : public FidelityConfigTest {
@@ -175,6 +205,22 @@ class RescoreTest : public FidelityConfigTest {
     return "no error";
   }
 };
+
+TEST_F(RescoreTest, KvBytesScaleMultipliesTheLevelsOnItsTraceOnly) {
+  nlohmann::json j = small();
+  j["traces"].push_back({{"name", "fast"}, {"input", "constant:gbps=1"}, {"kv_bytes_scale", 16}});
+  const FidelityRunner runner(read(j), std::nullopt);
+  const auto plan = plan_fidelity(runner.config());
+  const FidelityCase& slow = plan.front();
+  const FidelityCase& fast = plan.back();
+  ASSERT_EQ(fast.trace, 1u);
+  const sim::ContextProfile slow_context = runner.inputs(slow, "fluid").contexts[0];
+  const sim::ContextProfile fast_context = runner.inputs(fast, "fluid").contexts[0];
+  EXPECT_EQ(slow_context.chunks[0].levels[1].bytes, 2e6);
+  EXPECT_EQ(fast_context.chunks[0].levels[1].bytes, 32e6);
+  EXPECT_EQ(fast_context.chunks[0].levels[1].decode_s, slow_context.chunks[0].levels[1].decode_s);
+  EXPECT_EQ(fast_context.chunks[0].text_bytes, slow_context.chunks[0].text_bytes);
+}
 
 TEST_F(RescoreTest, StoredRunsAreSimulatedAgain) {
   const FidelityConfig config = read(small());
