@@ -40,6 +40,18 @@ void SharedLink::catch_up() {
   updated_s_ = now_s;
 }
 
+double SharedLink::bits_in_flight() const {
+  if (flows_.empty()) return 0;
+  const double now_s = events_.now_s();
+  const double served_per_flow =
+      now_s > updated_s_ ? trace_.bits_between(updated_s_ + trace_offset_s_, now_s + trace_offset_s_) /
+                               static_cast<double>(flows_.size())
+                         : 0;
+  double bits = 0;
+  for (const auto& flow : flows_) bits += std::max(0.0, flow.remaining_bits - served_per_flow);
+  return bits;
+}
+
 void SharedLink::send(double bits, size_t, int, EventQueue::Handler on_delivered) {
   catch_up();
   flows_.push_back({bits, std::move(on_delivered)});

@@ -35,6 +35,8 @@ class SharedLink final : public Link {
  public:
   SharedLink(EventQueue& events, const traces::BandwidthTrace& trace, double trace_offset_s);
   void send(double bits, size_t chunk, int choice, EventQueue::Handler on_delivered) override;
+  // The bits of every transfer in flight not yet delivered, now.
+  double bits_in_flight() const;
 
  private:
   struct Flow {

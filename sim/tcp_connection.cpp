@@ -29,7 +29,7 @@ void TcpConnection::begin_transfer(double now_s, double payload_bits) {
   first_round_ = true;
 }
 
-TcpConnection::Round TcpConnection::begin_round(double now_s, const LinkCapacity& capacity) {
+TcpConnection::Round TcpConnection::begin_round(double now_s, const LinkCapacity& capacity, double others_in_flight_bits) {
   Round round;
   round.start_s = now_s;
   if (model_.rtt_s <= 0) {  // no round trip to wait for: the window never limits
@@ -50,7 +50,17 @@ TcpConnection::Round TcpConnection::begin_round(double now_s, const LinkCapacity
   const double pipe_bits = burst ? 0 : capacity.bits_between(now_s, now_s + model_.rtt_s);
   const double queue_bits =
       model_.queue_bytes > 0 ? 8.0 * double(model_.queue_bytes) : std::numeric_limits<double>::infinity();
-  round.lost_bits = std::max(0.0, round.sent_bits - pipe_bits - queue_bits);
+  // Other connections' packets beyond the path's bandwidth-delay product stand in the same queue:
+  // they take its room (a loss is the aggregate's overflow), and this round's packets wait behind
+  // them. At least one packet gets in, as one does whenever the queue sends one on. (Alone, the
+  // trace is read no more often than before: sweeps of single requests cost what they did.)
+  const double others_queued_bits =
+      others_in_flight_bits <= 0
+          ? 0
+          : std::min(queue_bits, std::max(0.0, others_in_flight_bits -
+                                                   (burst ? capacity.bits_between(now_s, now_s + model_.rtt_s) : pipe_bits)));
+  round.lost_bits = std::min(std::max(0.0, round.sent_bits - pipe_bits - (queue_bits - others_queued_bits)),
+                             std::max(0.0, round.sent_bits - packet_bits));
   round.through_bits = round.sent_bits - round.lost_bits;
   // A round that sent all that was left and lost its tail (drop-tail loses the end of a round) has
   // no later packet whose acknowledgement reveals the loss: the sender waits for its tail loss
@@ -59,6 +69,7 @@ TcpConnection::Round TcpConnection::begin_round(double now_s, const LinkCapacity
   const double capacity_bps = std::max(1.0, pipe_bits > 0 ? pipe_bits / model_.rtt_s : capacity.mean_bps());
   const double srtt_s = model_.rtt_s + std::min(round.through_bits, queue_bits) / capacity_bps;
   round.probe_s = tail_loss ? 2 * srtt_s : 0;
+  round.shared_queue_wait_s = others_queued_bits > 0 ? capacity.arrival_s(now_s, others_queued_bits) - now_s : 0;
   return round;
 }
 
@@ -73,7 +84,7 @@ std::optional<double> TcpConnection::end_round(const Round& round, double now_s,
   lost_bits_ += round.lost_bits;
   RoundSample sample;
   sample.now_s = now_s;
-  sample.round_s = std::max(now_s - round.start_s, model_.rtt_s);
+  sample.round_s = std::max(now_s - round.start_s, model_.rtt_s + round.shared_queue_wait_s);
   sample.sent_packets = round.sent_bits / packet_bits;
   sample.delivered_packets = round.through_bits / packet_bits;
   sample.lost_packets = round.lost_bits / packet_bits;
@@ -91,7 +102,8 @@ std::optional<double> TcpConnection::end_round(const Round& round, double now_s,
   }
   // The next round starts as this round's first acknowledgements return (after a tail loss, as
   // the probe's do).
-  return std::max(now_s, round.start_s + model_.rtt_s + round.first_packet_wait_s) + round.probe_s;
+  return std::max(now_s, round.start_s + model_.rtt_s + round.first_packet_wait_s + round.shared_queue_wait_s) +
+         round.probe_s;
 }
 
 double TcpConnection::transfer_end_s(double start_s, double payload_bits, const LinkCapacity& capacity) {

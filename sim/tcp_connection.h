@@ -33,13 +33,17 @@ class TcpConnection {
     double lost_bits = 0;     // overflowed the drop-tail queue: sent again in later rounds
     double probe_s = 0;       // a tail loss's wait for its probe (two smoothed round trips)
     double first_packet_wait_s = 0;  // the round's first packet's wait for capacity
+    double shared_queue_wait_s = 0;  // its wait behind other connections' packets in the shared queue
   };
 
   // A transfer of `payload_bits` begins at now_s (a connection idle for longer than its timeout
   // restarts its window first).
   void begin_transfer(double now_s, double payload_bits);
-  // The next round of the transfer in progress, starting at now_s on `capacity`.
-  Round begin_round(double now_s, const LinkCapacity& capacity);
+  // The next round of the transfer in progress, starting at now_s on `capacity`, while other
+  // connections have `others_in_flight_bits` on the link (0: alone). What of those exceeds the
+  // path's bandwidth-delay product stands in the one drop-tail queue they share (up to its limit),
+  // and every round waits behind it: a newcomer's slow start runs at that longer round trip.
+  Round begin_round(double now_s, const LinkCapacity& capacity, double others_in_flight_bits = 0);
   // The round's bits are through at now_s: the congestion control hears of it. Returns when the
   // next round starts, or nullopt when the transfer is complete (the connection is then idle).
   std::optional<double> end_round(const Round& round, double now_s, const LinkCapacity& capacity);

@@ -2,7 +2,7 @@
 
 namespace kvstream::sim {
 
-TcpConnectionLink::TcpConnectionLink(EventQueue& events, Link& shared, const TcpModel& model,
+TcpConnectionLink::TcpConnectionLink(EventQueue& events, SharedLink& shared, const TcpModel& model,
                                      const traces::BandwidthTrace& trace, double trace_offset_s)
     : events_(events), shared_(shared), capacity_(trace, trace_offset_s), connection_(model) {}
 
@@ -14,7 +14,8 @@ void TcpConnectionLink::send(double bits, size_t chunk, int choice, EventQueue::
 }
 
 void TcpConnectionLink::round(size_t chunk) {
-  const TcpConnection::Round sent = connection_.begin_round(events_.now_s(), capacity_);
+  // Between its rounds a connection has nothing on the link: what is in flight is the others'.
+  const TcpConnection::Round sent = connection_.begin_round(events_.now_s(), capacity_, shared_.bits_in_flight());
   shared_.send(sent.through_bits, chunk, choice_, [this, chunk, sent] {
     const std::optional<double> next_s = connection_.end_round(sent, events_.now_s(), capacity_);
     if (!next_s) {

@@ -76,6 +76,32 @@ TEST(TcpConnectionLink, AnUnboundedQueueLosesNothing) {
   EXPECT_EQ(f.link.lost_bits(), 0);
 }
 
+// Connections share one drop-tail queue: what others have in flight beyond the path's
+// bandwidth-delay product stands in it, every round of a newcomer waits behind it, and it takes the
+// queue's room, so a newcomer's burst overflows what would have held it alone.
+TEST(TcpConnectionLink, ANewcomerWaitsBehindTheQueueOthersKeepAndLosesWhereItIsFull) {
+  const double bytes = 3 * 10 * 1448.0;  // two rounds alone: 10 packets, then 20
+  {
+    Fixture f(0.1, 0.020);  // 100 Mbit/s x 20 ms: a pipe of 2 Mbit; the queue unbounded
+    const double alone_s = Fixture(0.1, 0.020).send_s(bytes);
+    f.shared.send(20e6, 0, 0, [] {});  // 20 Mbit of another connection: 18 of them queued
+    const double s = f.send_s(bytes);
+    // The first round's acknowledgements return after the round trip and 18 Mbit at 100 Mbit/s;
+    // by then the other connection has drained, and the second round goes as it would alone.
+    EXPECT_NEAR(s, alone_s + 0.18, 2e-3) << "alone " << alone_s;
+    EXPECT_EQ(f.link.lost_bits(), 0);
+  }
+  {
+    Fixture f(0.1, 0.020, "reno", 20 * 1500);  // a queue of 20 packets: the first burst of 10 fits alone
+    Fixture alone(0.1, 0.020, "reno", 20 * 1500);
+    alone.send_s(bytes);
+    EXPECT_EQ(alone.link.lost_bits(), 0);
+    f.shared.send(20e6, 0, 0, [] {});  // fills the queue
+    f.send_s(bytes);
+    EXPECT_GE(f.link.lost_bits(), 9 * kPacketBits - 1e-6) << "all but one packet of the first burst";
+  }
+}
+
 TEST(TcpConnectionLink, AnIdleConnectionRestartsItsWindowUnderCubicButNotBbr) {
   for (const std::string cc : {"cubic", "bbr"}) {
     Fixture f(1, 0.010, cc);
