@@ -117,6 +117,7 @@ nlohmann::json check_links(const emulation::FidelityConfig& config, const emulat
     emulation::LinkCheckOptions check;
     check.trace = std::make_shared<traces::BandwidthTrace>(runner.trace(t));
     check.seconds = seconds;
+    check.offloads = config.offloads;
     const auto result = emulation::check_link(check);
     accuracy.push_back(emulation::to_json(result));
     accuracy.back()["trace"] = config.traces[t].name;
