@@ -42,13 +42,13 @@ ErrorStats error_stats(const std::vector<double>& errors) {
   return stats;
 }
 
-namespace {
-
-std::string number(double x) {
+std::string compact_number(double x) {
   char text[32];
   std::snprintf(text, sizeof text, "%g", x);
   return text;
 }
+
+namespace {
 
 // The axes a table groups by, each as the value a run has on it.
 const std::vector<std::pair<std::string, std::function<std::string(const FidelityConfig&, const FidelityCase&)>>>&
@@ -57,12 +57,12 @@ axes() {
       table = {
           {"all", [](const FidelityConfig&, const FidelityCase&) { return std::string("all"); }},
           {"trace", [](const FidelityConfig& f, const FidelityCase& c) { return f.traces[c.trace].name; }},
-          {"rtt_ms", [](const FidelityConfig&, const FidelityCase& c) { return number(c.rtt_ms); }},
+          {"rtt_ms", [](const FidelityConfig&, const FidelityCase& c) { return compact_number(c.rtt_ms); }},
           {"queue", [](const FidelityConfig& f, const FidelityCase& c) { return f.queues[c.queue].name; }},
           {"congestion_control", [](const FidelityConfig&, const FidelityCase& c) { return c.congestion_control; }},
           {"workload", [](const FidelityConfig& f, const FidelityCase& c) { return f.workloads[c.workload].name; }},
           {"policy", [](const FidelityConfig&, const FidelityCase& c) { return c.policy; }},
-          {"slo_s", [](const FidelityConfig&, const FidelityCase& c) { return number(c.slo_s); }},
+          {"slo_s", [](const FidelityConfig&, const FidelityCase& c) { return compact_number(c.slo_s); }},
       };
   return table;
 }
@@ -105,8 +105,8 @@ void write_fidelity_csv(std::ostream& out, const std::vector<FidelityRow>& rows)
   for (const auto& r : rows) {
     out << r.link_model << "," << r.group << "," << r.value;
     for (const ErrorStats* s : {&r.ttft, &r.chunk})
-      out << "," << s->count << "," << number(s->median) << "," << number(s->median_abs) << "," << number(s->p95_abs)
-          << "," << number(s->max_abs);
+      out << "," << s->count << "," << compact_number(s->median) << "," << compact_number(s->median_abs) << ","
+          << compact_number(s->p95_abs) << "," << compact_number(s->max_abs);
     out << "\n";
   }
 }

@@ -41,4 +41,7 @@ std::vector<FidelityRow> fidelity_table(const FidelityConfig& config, const std:
 void write_fidelity_csv(std::ostream& out, const std::vector<FidelityRow>& rows);
 void print_fidelity_table(std::ostream& out, const std::vector<FidelityRow>& rows);
 
+// `x` as the fidelity files and labels write a number: printf's %g (20, 0.5, 1e+06).
+std::string compact_number(double x);
+
 }  // namespace kvstream::emulation

@@ -13,12 +13,6 @@ namespace {
 
 double relative_error(double simulated, double emulated) { return emulated > 0 ? simulated / emulated - 1 : 0.0; }
 
-std::string number(double x) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", x);
-  return text;
-}
-
 // The most requests of `results` (one run) at once between arrival and first token; a request that
 // never completed stays in flight.
 size_t max_in_flight(const std::vector<sim::RequestResult>& results) {
@@ -34,8 +28,8 @@ size_t max_in_flight(const std::vector<sim::RequestResult>& results) {
 }
 
 std::string label(const FidelityGroup& g) {
-  return g.policy + " | " + g.trace + " " + number(g.rtt_ms) + " ms " + g.queue + " " + g.congestion_control + " | " +
-         g.workload;
+  return g.policy + " | " + g.trace + " " + compact_number(g.rtt_ms) + " ms " + g.queue + " " + g.congestion_control +
+         " | " + g.workload;
 }
 
 }  // namespace
@@ -90,14 +84,15 @@ void write_fidelity_groups_csv(std::ostream& out, const std::vector<FidelityGrou
          "same_choices_requests,same_choices_median_abs_error,same_choices_p95_abs_error,"
          "different_choices_requests,different_choices_median_abs_error,different_choices_p95_abs_error\n";
   for (const auto& g : groups) {
-    out << g.link_model << "," << g.policy << "," << g.trace << "," << number(g.rtt_ms) << "," << g.queue << ","
+    out << g.link_model << "," << g.policy << "," << g.trace << "," << compact_number(g.rtt_ms) << "," << g.queue << ","
         << g.congestion_control << "," << g.workload << "," << g.emulated.requests << "," << g.max_in_flight << ","
-        << number(g.emulated.p50_ttft_s) << "," << number(g.simulated.p50_ttft_s) << "," << number(g.p50_error()) << ","
-        << number(g.emulated.p95_ttft_s) << "," << number(g.simulated.p95_ttft_s) << "," << number(g.p95_error()) << ","
-        << number(g.emulated.slo_violation_rate) << "," << number(g.simulated.slo_violation_rate) << ","
-        << number(g.violation_points());
+        << compact_number(g.emulated.p50_ttft_s) << "," << compact_number(g.simulated.p50_ttft_s) << ","
+        << compact_number(g.p50_error()) << "," << compact_number(g.emulated.p95_ttft_s) << ","
+        << compact_number(g.simulated.p95_ttft_s) << "," << compact_number(g.p95_error()) << ","
+        << compact_number(g.emulated.slo_violation_rate) << "," << compact_number(g.simulated.slo_violation_rate) << ","
+        << compact_number(g.violation_points());
     for (const ErrorStats* s : {&g.same_choices, &g.different_choices})
-      out << "," << s->count << "," << number(s->median_abs) << "," << number(s->p95_abs);
+      out << "," << s->count << "," << compact_number(s->median_abs) << "," << compact_number(s->p95_abs);
     out << "\n";
   }
 }
@@ -117,7 +112,8 @@ void print_group_summary(std::ostream& out, const std::vector<FidelityGroup>& gr
     for (const auto& g : groups)
       if (g.link_model == model) of_model.push_back(&g);
     // One measure of the model's groups: its median over groups and the group with the largest.
-    const auto report = [&](const char* name, const char* unit, double scale, double (FidelityGroup::*measure)() const) {
+    const auto report = [&](const char* model_column, const char* name, const char* unit, double scale,
+                            double (FidelityGroup::*measure)() const) {
       std::vector<double> magnitudes;
       const FidelityGroup* worst = of_model.front();
       for (const FidelityGroup* g : of_model) {
@@ -125,13 +121,13 @@ void print_group_summary(std::ostream& out, const std::vector<FidelityGroup>& gr
         if (std::abs((g->*measure)()) > std::abs((worst->*measure)())) worst = g;
       }
       std::snprintf(line, sizeof line, "%-6s %-16s median %5.1f%s, worst %+6.1f%s (%s)\n",
-                    name == std::string("TTFT p50") ? model.c_str() : "", name, scale * median(magnitudes), unit,
+                    model_column, name, scale * median(magnitudes), unit,
                     scale * (worst->*measure)(), unit, label(*worst).c_str());
       out << line;
     };
-    report("TTFT p50", "%", 100, &FidelityGroup::p50_error);
-    report("TTFT p95", "%", 100, &FidelityGroup::p95_error);
-    report("violation rate", " points", 1, &FidelityGroup::violation_points);
+    report(model.c_str(), "TTFT p50", "%", 100, &FidelityGroup::p50_error);
+    report("", "TTFT p95", "%", 100, &FidelityGroup::p95_error);
+    report("", "violation rate", " points", 1, &FidelityGroup::violation_points);
     out << std::string(7, ' ') << of_model.size() << " groups\n";
   }
 }
