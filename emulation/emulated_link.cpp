@@ -126,18 +126,21 @@ void EmulatedLink::run() {
       const GsoPacket g = config_.offloads ? GsoPacket::parse(packet) : GsoPacket::plain(uint32_t(n));
       const double now = now_s();
       segment_deliver_s.clear();
-      for (uint32_t k = 0; k < g.segments(); ++k) segment_deliver_s.push_back(d.queue.admit(now, g.segment_wire_bytes(k)));
+      for (uint32_t k = 0; k < g.segments(); ++k)
+        segment_deliver_s.push_back(d.queue.admit(now, g.segment_wire_bytes(k)));  // nothing: dropped
       for (uint32_t first = 0; first < g.segments();) {
         if (!segment_deliver_s[first]) {
           ++first;
           continue;
         }
         uint32_t end = first + 1, wire_bytes = g.segment_wire_bytes(first);
-        while (end < g.segments() && segment_deliver_s[end] && *segment_deliver_s[end] - *segment_deliver_s[first] <= kSliceSpanS)
+        while (end < g.segments() && segment_deliver_s[end] &&
+               *segment_deliver_s[end] - *segment_deliver_s[first] <= kSliceSpanS)
           wire_bytes += g.segment_wire_bytes(end++);
         const bool whole = first == 0 && end == g.segments();
         const size_t bytes = whole ? packet.size() : g.slice(packet, first, end - first, sliced);
-        d.pending.push_back({*segment_deliver_s[end - 1], wire_bytes, d.copy(whole ? packet.data() : sliced.data(), bytes)});
+        d.pending.push_back(
+            {*segment_deliver_s[end - 1], wire_bytes, d.copy(whole ? packet.data() : sliced.data(), bytes)});
         first = end;
       }
     }

@@ -29,7 +29,8 @@ void TcpConnection::begin_transfer(double now_s, double payload_bits) {
   first_round_ = true;
 }
 
-TcpConnection::Round TcpConnection::begin_round(double now_s, const LinkCapacity& capacity, double others_in_flight_bits) {
+TcpConnection::Round TcpConnection::begin_round(double now_s, const LinkCapacity& capacity,
+                                                double others_in_flight_bits) {
   Round round;
   round.start_s = now_s;
   if (model_.rtt_s <= 0) {  // no round trip to wait for: the window never limits
@@ -54,11 +55,11 @@ TcpConnection::Round TcpConnection::begin_round(double now_s, const LinkCapacity
   // they take its room (a loss is the aggregate's overflow), and this round's packets wait behind
   // them. At least one packet gets in, as one does whenever the queue sends one on. (Alone, the
   // trace is read no more often than before: sweeps of single requests cost what they did.)
-  const double others_queued_bits =
-      others_in_flight_bits <= 0
-          ? 0
-          : std::min(queue_bits, std::max(0.0, others_in_flight_bits -
-                                                   (burst ? capacity.bits_between(now_s, now_s + model_.rtt_s) : pipe_bits)));
+  double others_queued_bits = 0;
+  if (others_in_flight_bits > 0) {
+    const double path_pipe_bits = burst ? capacity.bits_between(now_s, now_s + model_.rtt_s) : pipe_bits;
+    others_queued_bits = std::min(queue_bits, std::max(0.0, others_in_flight_bits - path_pipe_bits));
+  }
   round.lost_bits = std::min(std::max(0.0, round.sent_bits - pipe_bits - (queue_bits - others_queued_bits)),
                              std::max(0.0, round.sent_bits - packet_bits));
   round.through_bits = round.sent_bits - round.lost_bits;

@@ -101,7 +101,8 @@ TEST(EmulatedNetwork, EveryByteArrivesInOrderThroughDropsWithAndWithoutOffloads)
       connection.write_all(sent.data(), sent.size());
     });
     std::vector<uint8_t> received(sent.size());
-    run_in(net.client(), [&] { connect_tcp(kServerAddress, port, "cubic").read_exact(received.data(), received.size()); });
+    run_in(net.client(),
+           [&] { connect_tcp(kServerAddress, port, "cubic").read_exact(received.data(), received.size()); });
     server.join();
     EXPECT_TRUE(received == sent) << (offloads ? "with" : "without") << " offloads";
     const auto stats = net.link().stats();
