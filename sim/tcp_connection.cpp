@@ -33,8 +33,14 @@ TcpConnection::Round TcpConnection::begin_round(double now_s, const LinkCapacity
                                                 double others_in_flight_bits) {
   Round round;
   round.start_s = now_s;
+  const double queue_bits =
+      model_.queue_bytes > 0 ? 8.0 * double(model_.queue_bytes) : std::numeric_limits<double>::infinity();
   if (model_.rtt_s <= 0) {  // no round trip to wait for: the window never limits
     round.sent_bits = round.through_bits = remaining_bits_;
+    // With no pipe, whatever the others have in flight is queued (up to the limit): the bits flow
+    // once that has drained.
+    const double others_queued_bits = std::min(queue_bits, others_in_flight_bits);
+    round.shared_queue_wait_s = others_queued_bits > 0 ? capacity.arrival_s(now_s, others_queued_bits) - now_s : 0;
     return round;
   }
   const double packet_bits = 8 * model_.packet_bytes;
@@ -49,8 +55,6 @@ TcpConnection::Round TcpConnection::begin_round(double now_s, const LinkCapacity
   const bool burst = first_round_ && !control_->paced();
   first_round_ = false;
   const double pipe_bits = burst ? 0 : capacity.bits_between(now_s, now_s + model_.rtt_s);
-  const double queue_bits =
-      model_.queue_bytes > 0 ? 8.0 * double(model_.queue_bytes) : std::numeric_limits<double>::infinity();
   // Other connections' packets beyond the path's bandwidth-delay product stand in the same queue:
   // they take its room (a loss is the aggregate's overflow), and this round's packets wait behind
   // them. At least one packet gets in, as one does whenever the queue sends one on. (Alone, the

@@ -33,7 +33,9 @@ class TcpConnection {
     double lost_bits = 0;     // overflowed the drop-tail queue: sent again in later rounds
     double probe_s = 0;       // a tail loss's wait for its probe (two smoothed round trips)
     double first_packet_wait_s = 0;  // the round's first packet's wait for capacity
-    double shared_queue_wait_s = 0;  // its wait behind other connections' packets in the shared queue
+    // Its wait behind other connections' packets in the shared queue: its acknowledgements return that
+    // much later, or, without a round trip (one round, no window), its bits flow that much later.
+    double shared_queue_wait_s = 0;
   };
 
   // A transfer of `payload_bits` begins at now_s (a connection idle for longer than its timeout

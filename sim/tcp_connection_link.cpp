@@ -16,15 +16,21 @@ void TcpConnectionLink::send(double bits, size_t chunk, int choice, EventQueue::
 void TcpConnectionLink::round(size_t chunk) {
   // Between its rounds a connection has nothing on the link: what is in flight is the others'.
   const TcpConnection::Round sent = connection_.begin_round(events_.now_s(), capacity_, shared_.bits_in_flight());
-  shared_.send(sent.through_bits, chunk, choice_, [this, chunk, sent] {
-    const std::optional<double> next_s = connection_.end_round(sent, events_.now_s(), capacity_);
-    if (!next_s) {
-      const EventQueue::Handler done = std::move(on_delivered_);
-      done();
-      return;
-    }
-    events_.schedule(*next_s, [this, chunk] { round(chunk); });
-  });
+  const auto send = [this, chunk, sent] {
+    shared_.send(sent.through_bits, chunk, choice_, [this, chunk, sent] {
+      const std::optional<double> next_s = connection_.end_round(sent, events_.now_s(), capacity_);
+      if (!next_s) {
+        const EventQueue::Handler done = std::move(on_delivered_);
+        done();
+        return;
+      }
+      events_.schedule(*next_s, [this, chunk] { round(chunk); });
+    });
+  };
+  if (connection_.model().rtt_s <= 0 && sent.shared_queue_wait_s > 0)
+    events_.schedule(events_.now_s() + sent.shared_queue_wait_s, send);
+  else
+    send();
 }
 
 }  // namespace kvstream::sim

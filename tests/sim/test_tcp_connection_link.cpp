@@ -102,6 +102,14 @@ TEST(TcpConnectionLink, ANewcomerWaitsBehindTheQueueOthersKeepAndLosesWhereItIsF
   }
 }
 
+TEST(TcpConnectionLink, WithoutARoundTripANewcomersBitsFlowOnceTheQueueAheadHasDrained) {
+  Fixture f(0.1, 0, "reno", 1'000'000);  // 100 Mbit/s, no round trip, an 8 Mbit queue
+  f.shared.send(20e6, 0, 0, [] {});     // another connection's 20 Mbit: 8 of them fit the queue
+  const double s = f.send_s(1e6);
+  // 8 Mbit drain in 0.08 s; then the two share the link until the newcomer's 8.29 Mbit are through.
+  EXPECT_NEAR(s, 0.08 + 2 * 8e6 * kOverhead / 1e8, 1e-9);
+}
+
 TEST(TcpConnectionLink, AnIdleConnectionRestartsItsWindowUnderCubicButNotBbr) {
   for (const std::string cc : {"cubic", "bbr"}) {
     Fixture f(1, 0.010, cc);
