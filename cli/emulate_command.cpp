@@ -66,7 +66,8 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
     return std::nullopt;
   flags.finish(vm);
   o.emulator.offloads = !o.no_offloads;
-  if (!(o.emulator.time_limit_s > 0 && o.emulator.time_limit_s <= 86400)) throw po::error("--time-limit-s must be in (0, 86400]");
+  if (!(o.emulator.time_limit_s > 0 && o.emulator.time_limit_s <= 86400))
+    throw po::error("--time-limit-s must be in (0, 86400]");
   const sim::NetworkPath& path = o.streaming.path;
   if (path.request_rtt_s > 0 && path.chunk_rtt_s > 0 && path.request_rtt_s != path.chunk_rtt_s)
     throw po::error("--rtt-ms and --chunk-rtt-ms differ: an emulated path has one round trip");

@@ -12,7 +12,6 @@
 #include <cmath>
 #include <cstring>
 #include <deque>
-#include <memory>
 #include <optional>
 #include <span>
 #include <stdexcept>

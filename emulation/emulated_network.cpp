@@ -55,8 +55,11 @@ void run_in(const NetworkNamespace& ns, const std::function<void()>& work) {
 EmulatedNetwork::EmulatedNetwork(const NetworkConfig& config)
     : config_(config), client_ns_(NetworkNamespace::create()), server_ns_(NetworkNamespace::create()) {
   check_congestion_control(config.congestion_control);
-  run_in(client_ns_, [&] { client_tun_ = std::make_unique<TunDevice>("kvs-client", kClientAddress, kServerAddress, config.mtu, config.link.offloads); });
-  run_in(server_ns_, [&] { server_tun_ = std::make_unique<TunDevice>("kvs-server", kServerAddress, kClientAddress, config.mtu, config.link.offloads); });
+  const auto tun = [&](const char* name, const char* local, const char* peer) {
+    return std::make_unique<TunDevice>(name, local, peer, config.mtu, config.link.offloads);
+  };
+  run_in(client_ns_, [&] { client_tun_ = tun("kvs-client", kClientAddress, kServerAddress); });
+  run_in(server_ns_, [&] { server_tun_ = tun("kvs-server", kServerAddress, kClientAddress); });
   configure_tcp(client_ns_, config);
   configure_tcp(server_ns_, config);
   link_ = std::make_unique<EmulatedLink>(client_tun_->fd(), server_tun_->fd(), config.link);

@@ -30,25 +30,22 @@ SharedLink::SharedLink(EventQueue& events, const traces::BandwidthTrace& trace, 
     throw std::invalid_argument("trace \"" + trace.name() + "\" is chunk-indexed; a shared link needs a time-indexed trace");
 }
 
+double SharedLink::served_per_flow_bits(double now_s) const {
+  if (flows_.empty() || now_s <= updated_s_) return 0;
+  return trace_.bits_between(updated_s_ + trace_offset_s_, now_s + trace_offset_s_) / static_cast<double>(flows_.size());
+}
+
 void SharedLink::catch_up() {
   const double now_s = events_.now_s();
-  if (!flows_.empty() && now_s > updated_s_) {
-    const double per_flow_bits =
-        trace_.bits_between(updated_s_ + trace_offset_s_, now_s + trace_offset_s_) / static_cast<double>(flows_.size());
-    for (auto& flow : flows_) flow.remaining_bits -= per_flow_bits;
-  }
+  const double per_flow_bits = served_per_flow_bits(now_s);
+  for (auto& flow : flows_) flow.remaining_bits -= per_flow_bits;
   updated_s_ = now_s;
 }
 
 double SharedLink::bits_in_flight() const {
-  if (flows_.empty()) return 0;
-  const double now_s = events_.now_s();
-  const double served_per_flow =
-      now_s > updated_s_ ? trace_.bits_between(updated_s_ + trace_offset_s_, now_s + trace_offset_s_) /
-                               static_cast<double>(flows_.size())
-                         : 0;
+  const double served_bits = served_per_flow_bits(events_.now_s());
   double bits = 0;
-  for (const auto& flow : flows_) bits += std::max(0.0, flow.remaining_bits - served_per_flow);
+  for (const auto& flow : flows_) bits += std::max(0.0, flow.remaining_bits - served_bits);
   return bits;
 }
 

@@ -47,6 +47,7 @@ class SharedLink final : public Link {
   // `updated_s_`; all flows progress at the same rate, so the one with the least remaining bits
   // finishes first, after n x remaining bits have crossed the link.
   void catch_up();
+  double served_per_flow_bits(double now_s) const;  // by each flow since updated_s_
   void schedule_next_completion();
   void on_completion_event(uint64_t generation);
 

@@ -35,12 +35,15 @@ TcpConnection::Round TcpConnection::begin_round(double now_s, const LinkCapacity
   round.start_s = now_s;
   const double queue_bits =
       model_.queue_bytes > 0 ? 8.0 * double(model_.queue_bytes) : std::numeric_limits<double>::infinity();
+  // How long the bits others keep queued ahead of this round take to drain.
+  const auto drain_s = [&](double queued_bits) {
+    return queued_bits > 0 ? capacity.arrival_s(now_s, queued_bits) - now_s : 0.0;
+  };
   if (model_.rtt_s <= 0) {  // no round trip to wait for: the window never limits
     round.sent_bits = round.through_bits = remaining_bits_;
     // With no pipe, whatever the others have in flight is queued (up to the limit): the bits flow
     // once that has drained.
-    const double others_queued_bits = std::min(queue_bits, others_in_flight_bits);
-    round.shared_queue_wait_s = others_queued_bits > 0 ? capacity.arrival_s(now_s, others_queued_bits) - now_s : 0;
+    round.shared_queue_wait_s = drain_s(std::min(queue_bits, others_in_flight_bits));
     return round;
   }
   const double packet_bits = 8 * model_.packet_bytes;
@@ -74,7 +77,7 @@ TcpConnection::Round TcpConnection::begin_round(double now_s, const LinkCapacity
   const double capacity_bps = std::max(1.0, pipe_bits > 0 ? pipe_bits / model_.rtt_s : capacity.mean_bps());
   const double srtt_s = model_.rtt_s + std::min(round.through_bits, queue_bits) / capacity_bps;
   round.probe_s = tail_loss ? 2 * srtt_s : 0;
-  round.shared_queue_wait_s = others_queued_bits > 0 ? capacity.arrival_s(now_s, others_queued_bits) - now_s : 0;
+  round.shared_queue_wait_s = drain_s(others_queued_bits);
   return round;
 }
 
