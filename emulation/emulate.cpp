@@ -16,6 +16,10 @@ namespace kvstream::emulation {
 
 namespace {
 
+// Between the start of the link (the namespaces and devices are ready) and time 0, in which the
+// server starts listening (about 1 ms).
+constexpr std::chrono::milliseconds kHeadStart{20};
+
 std::string seconds(double s) {
   std::ostringstream text;
   text << std::setprecision(3) << s << " s";
@@ -56,20 +60,24 @@ EmulationReport emulate_with(const sim::SimulationInputs& inputs, const RealKv* 
   in.config.request_rtt_s = 0;
   in.config.chunk_rtt_s = 0;
 
-  // Time 0 of the event queue and of the link is a moment after the setup, so that the first
-  // request does not start late.
-  const auto zero = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
   NetworkConfig config;
   const uint64_t queue_limit_bytes = path.queue_bytes > 0 ? path.queue_bytes : std::numeric_limits<uint64_t>::max();
   config.link.down = {inputs.trace, inputs.config.trace_offset_s, path.rtt_s / 2, queue_limit_bytes};
   config.link.up = {nullptr, 0, path.rtt_s / 2};
-  config.link.zero = zero;
+  // Time 0 of the event queue and of the link is a moment after the setup, so that the first
+  // request does not start late.
+  config.link.head_start = kHeadStart;
   config.link.offloads = options.offloads;
   config.congestion_control = path.congestion_control;
   config.slow_start_after_idle = path.slow_start_after_idle;
   EmulatedNetwork net(config);
   KvServer server(net.server(), path.congestion_control, real ? &real->payloads : nullptr);
 
+  const auto zero = net.link().zero();
+  if (std::chrono::steady_clock::now() > zero)
+    throw std::runtime_error("the emulated server took longer to start listening than the link's head start of " +
+                             seconds(std::chrono::duration<double>(kHeadStart).count()) +
+                             ": the first request would start late (an emulation needs idle cores)");
   sim::EventQueue events;
   events.use_real_time(zero, time_limit_s);
   struct StopRunner {  // before the queue goes, also when an error ends the run

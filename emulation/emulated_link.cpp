@@ -57,7 +57,7 @@ EmulatedLink::EmulatedLink(int client_tun_fd, int server_tun_fd, EmulatedLinkCon
   LinkQueue check_down(config_.down), check_up(config_.up);  // bad configs fail here, on the caller's thread
   stop_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (stop_fd_ < 0) throw std::runtime_error("eventfd: " + std::string(std::strerror(errno)));
-  start_ = config_.zero.value_or(std::chrono::steady_clock::now());
+  start_ = std::chrono::steady_clock::now() + config_.head_start;
   thread_ = std::thread([this] { run(); });
 }
 

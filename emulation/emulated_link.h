@@ -17,7 +17,6 @@
 #include <chrono>
 #include <cstdint>
 #include <mutex>
-#include <optional>
 #include <thread>
 #include <vector>
 
@@ -29,8 +28,9 @@ struct EmulatedLinkConfig {
   LinkDirectionConfig down, up;
   bool offloads = true;     // the TUN devices were opened with offloads (virtio headers, super-packets)
   bool record_down = false;  // keep every down-link delivery (for accuracy measurements)
-  // Link time 0 (e.g. when an emulation's first request arrives); none: when the link starts.
-  std::optional<std::chrono::steady_clock::time_point> zero;
+  // Link time 0 is this long after the link starts (e.g. when an emulation's first request arrives,
+  // once its server listens).
+  std::chrono::microseconds head_start{0};
 };
 
 inline constexpr double kSliceSpanS = 250e-6;
@@ -58,7 +58,8 @@ class EmulatedLink {
   EmulatedLink(const EmulatedLink&) = delete;
   EmulatedLink& operator=(const EmulatedLink&) = delete;
 
-  double now_s() const;  // link time
+  std::chrono::steady_clock::time_point zero() const { return start_; }  // link time 0
+  double now_s() const;                                                  // link time
   EmulatedLinkStats stats() const;
   std::vector<Delivery> down_deliveries() const;  // with record_down
 
