@@ -74,6 +74,37 @@ sim::SimulationInputs long_context_inputs() {
   return in;
 }
 
+struct Sweep {
+  double seconds = 0;
+  uint64_t events = 0, decisions = 0;
+};
+
+// `runs` single-request runs on `threads` threads: run r on trace r mod traces, with the policy
+// policies[r / traces mod policies], at the SLO and trace offset that follow from r.
+Sweep sweep(const sim::SimulationInputs& base, const std::vector<std::shared_ptr<const traces::BandwidthTrace>>& traces,
+            const std::vector<std::string>& policies, const std::vector<double>& slos_s, int runs, int threads) {
+  std::atomic<int> next{0};
+  std::atomic<uint64_t> events{0}, decisions{0};
+  auto worker = [&] {
+    for (int run = next++; run < runs; run = next++) {
+      const size_t r = static_cast<size_t>(run);
+      auto in = base;
+      in.trace = traces[r % traces.size()];
+      in.policy = policies[(r / traces.size()) % policies.size()];
+      in.config.slo_s = slos_s[(r / traces.size() / policies.size()) % slos_s.size()];
+      in.config.trace_offset_s = static_cast<double>(r % 97);
+      sim::SimulationStats run_stats;
+      for (const auto& result : sim::simulate(in, &run_stats)) decisions += result.choices.size();
+      events += run_stats.events;
+    }
+  };
+  const auto start = Clock::now();
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t) workers.emplace_back(worker);
+  for (auto& w : workers) w.join();
+  return {seconds_since(start), events.load(), decisions.load()};
+}
+
 }  // namespace
 
 nlohmann::json run_sim_bench(const SimBenchOptions& options) {
@@ -106,26 +137,7 @@ nlohmann::json run_sim_bench(const SimBenchOptions& options) {
   const std::vector<std::string> policies = {"cachegen", "mpc", "oracle-dp", "cachegen-artifact", "fixed:cachegen:2",
                                              "text"};
   const std::vector<double> slos_s = {0.5, 1, 2, 4};
-  std::atomic<int> next{0};
-  std::atomic<uint64_t> sweep_events{0};
-  auto worker = [&] {
-    for (int run = next++; run < options.sweep_runs; run = next++) {
-      const size_t r = static_cast<size_t>(run);
-      auto in = base;
-      in.trace = traces[r % traces.size()];
-      in.policy = policies[(r / traces.size()) % policies.size()];
-      in.config.slo_s = slos_s[(r / traces.size() / policies.size()) % slos_s.size()];
-      in.config.trace_offset_s = static_cast<double>(r % 97);
-      sim::SimulationStats run_stats;
-      sim::simulate(in, &run_stats);
-      sweep_events += run_stats.events;
-    }
-  };
-  start = Clock::now();
-  std::vector<std::thread> workers;
-  for (int t = 0; t < options.threads; ++t) workers.emplace_back(worker);
-  for (auto& w : workers) w.join();
-  const double sweep_s = seconds_since(start);
+  const Sweep runs = sweep(base, traces, policies, slos_s, options.sweep_runs, options.threads);
 
   // oracle-dp on 200 chunks: the slowest single-request run over traces and SLOs that bind (half
   // and all of the time the middle level needs at the trace's mean rate).
@@ -142,7 +154,7 @@ nlohmann::json run_sim_bench(const SimBenchOptions& options) {
       oracle_dp_max_s = std::max(oracle_dp_max_s, seconds_since(start));
     }
 
-  return {{"events_per_s", static_cast<double>(stats.events) / load_s},
+  nlohmann::json result = {{"events_per_s", static_cast<double>(stats.events) / load_s},
           {"oracle_dp_200_chunks_max_s", oracle_dp_max_s},
           {"load_events", stats.events},
           {"load_requests", options.load_requests},
@@ -150,14 +162,30 @@ nlohmann::json run_sim_bench(const SimBenchOptions& options) {
           {"load_trace", load_trace_source},
           {"load_trace_segments", load.trace->segments().size()},
           {"load_s", load_s},
-          {"runs_per_s", options.sweep_runs / sweep_s},
+          {"runs_per_s", options.sweep_runs / runs.seconds},
           {"sweep_runs", options.sweep_runs},
-          {"sweep_s", sweep_s},
-          {"sweep_events", sweep_events.load()},
+          {"sweep_s", runs.seconds},
+          {"sweep_events", runs.events},
           {"threads", options.threads},
           {"policies", policies},
           {"slos_s", slos_s},
           {"traces", trace_source}};
+
+  // The external-policy protocol's cost: the same sweep with one policy, in C++ and as an external
+  // program that decides alike (one process per thread, started in the first run).
+  if (!options.external_policy.empty()) {
+    const Sweep twin = sweep(base, traces, {options.external_twin}, slos_s, options.sweep_runs, options.threads);
+    const Sweep external = sweep(base, traces, {options.external_policy}, slos_s, options.sweep_runs, options.threads);
+    result["external"] = {{"policy", options.external_policy},
+                          {"twin", options.external_twin},
+                          {"runs", options.sweep_runs},
+                          {"decisions", external.decisions},
+                          {"twin_s", twin.seconds},
+                          {"external_s", external.seconds},
+                          {"overhead_us_per_decision",
+                           1e6 * (external.seconds - twin.seconds) * options.threads / double(external.decisions)}};
+  }
+  return result;
 }
 
 }  // namespace kvstream::bench

@@ -14,9 +14,13 @@ struct SimBenchOptions {
   // The trace of the events/s measurement (data-relative path), scaled to a 2 Gbps mean; a
   // generated Markov trace when it is not found.
   std::string load_trace = "traces/pensieve_norway3g/norway_bus_1";
+  // When given: the sweep again with external_twin (a C++ policy) and with this external policy that
+  // decides alike, each alone, for the protocol's cost per decision.
+  std::string external_policy;
+  std::string external_twin = "fixed:cachegen:2";
 };
 
-// Runs both measurements and returns {"events_per_s", "runs_per_s", ...details}.
+// Runs the measurements and returns {"events_per_s", "runs_per_s", ...details, "external" (when asked)}.
 nlohmann::json run_sim_bench(const SimBenchOptions& options);
 
 }  // namespace kvstream::bench

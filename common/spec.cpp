@@ -21,14 +21,24 @@ Spec Spec::parse(const std::string& text, const std::string& kind) {
   if (colon == std::string::npos) return spec;
   const std::string rest = text.substr(colon + 1);
   for (size_t begin = 0; begin <= rest.size();) {
-    const size_t end = std::min(rest.find(',', begin), rest.size());
+    size_t end = std::min(rest.find(',', begin), rest.size());
+    size_t eq = rest.find('=', begin);
+    const bool quoted = eq < end && eq + 1 < rest.size() && rest[eq + 1] == '"';
+    if (quoted) {  // key="value": the value runs to the next '"' and may hold ','
+      const size_t close = rest.find('"', eq + 2);
+      if (close == std::string::npos) spec.fail("option \"" + rest.substr(begin) + "\": the quoted value has no closing '\"'");
+      end = close + 1;
+      if (end < rest.size() && rest[end] != ',')
+        spec.fail("option \"" + rest.substr(begin, end - begin) + "\": a ',' or the end must follow the closing '\"'");
+    }
     const std::string item = rest.substr(begin, end - begin);
-    const size_t eq = item.find('=');
+    eq = item.find('=');
     const std::string key = item.substr(0, eq);
     if (item.empty()) spec.fail("empty option");
     if (key.empty()) spec.fail("option \"" + item + "\" has no name");
     if (spec.has(key)) spec.fail("option " + key + " is given twice");
-    spec.options_[key] = eq == std::string::npos ? "" : item.substr(eq + 1);
+    const std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
+    spec.options_[key] = quoted ? value.substr(1, value.size() - 2) : value;
     begin = end + 1;
   }
   return spec;
@@ -45,7 +55,8 @@ std::string Spec::canonical() const {
   std::string out = name_;
   char separator = ':';
   for (const auto& [key, value] : options_) {
-    out += separator + key + (value.empty() ? "" : "=" + value);
+    const bool quote = value.find(',') != std::string::npos;  // as parse reads it back
+    out += separator + key + (value.empty() ? "" : quote ? "=\"" + value + "\"" : "=" + value);
     separator = ',';
   }
   return out;

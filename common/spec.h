@@ -1,5 +1,6 @@
 // A spec names a registered thing and its options: "name[:key[=value],...]", e.g. "quant:bits=8",
-// "cachegen:delta=10,entropy=rans", "mpc:horizon=5,text=0". Codecs (codec/codec.h) and policies
+// "cachegen:delta=10,entropy=rans", "mpc:horizon=5,text=0". A value may be double-quoted to hold ','
+// (key="a,b"; the quotes are not part of it, and it cannot hold '"'). Codecs (codec/codec.h) and policies
 // (sim/policy.h) are chosen by specs. Parsing checks only the syntax; the owner of the name says which
 // options exist (only) and reads their values through the typed getters, so that every error names
 // the spec, the option and what was expected:

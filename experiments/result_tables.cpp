@@ -168,8 +168,12 @@ void print_summary_table(std::ostream& out, const std::vector<SummaryRow>& rows)
   bool paths = false;
   for (const auto& row : rows) paths = paths || path_of(row.group) != path_of(rows.front().group);
   const auto text = [](const nlohmann::json& value) { return value.is_string() ? value.get<std::string>() : value.dump(); };
-  char line[320];
-  std::snprintf(line, sizeof line, "%-26s %6s %-16s%s%s%s%s %9s %9s %9s %6s %9s %7s\n", "policy", "SLO s", "trace set",
+  // The policy column fits the longest spec (external ones name their program), within 26..120.
+  int policy_width = 26;
+  for (const auto& row : rows) policy_width = std::max(policy_width, int(text(row.group.at("policy")).size()));
+  policy_width = std::min(policy_width, 120);
+  char line[512];
+  std::snprintf(line, sizeof line, "%-*s %6s %-16s%s%s%s%s %9s %9s %9s %6s %9s %7s\n", policy_width, "policy", "SLO s", "trace set",
                 sets ? " context set     " : "", hardware ? " hardware        " : "", rates ? "   rate/s" : "",
                 paths ? " network path            " : "", "TTFT mean", "p50", "p95", "viol%", "MB", "quality");
   out << line;
@@ -184,8 +188,8 @@ void print_summary_table(std::ostream& out, const std::vector<SummaryRow>& rows)
     if (rates) std::snprintf(rate, sizeof rate, " %8.3g", row.group.at("rate_per_s").is_null() ? NAN : row.group.at("rate_per_s").get<double>());
     char path[40] = "";
     if (paths) std::snprintf(path, sizeof path, " %-24.24s", path_of(row.group).c_str());
-    std::snprintf(line, sizeof line, "%-26.26s %6.3g %-16.16s%s%s%s%s %9.4f %9.4f %9.4f %6.1f %9.2f %7.4f\n",
-                  text(row.group.at("policy")).c_str(), row.group.at("slo_s").get<double>(),
+    std::snprintf(line, sizeof line, "%-*.*s %6.3g %-16.16s%s%s%s%s %9.4f %9.4f %9.4f %6.1f %9.2f %7.4f\n",
+                  policy_width, policy_width, text(row.group.at("policy")).c_str(), row.group.at("slo_s").get<double>(),
                   text(row.group.at("trace_set")).c_str(), cell(sets, text(row.group.at("context_set"))).c_str(),
                   cell(hardware, text(row.group.at("hardware"))).c_str(), rate, path, s.completed ? s.mean_ttft_s : NAN,
                   s.completed ? s.p50_ttft_s : NAN, s.completed ? s.p95_ttft_s : NAN, 100 * s.slo_violation_rate,

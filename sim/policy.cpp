@@ -50,6 +50,11 @@ std::vector<PolicyInfo>& registry() {
        "layers hold <= frontier nodes, else within a bounded quality loss (frontier=0: always exact, can be "
        "exponential in chunks) (ORACLE)",
        true, Recompute::kUnlessTextOff, make_oracle_dp, ""},
+      {"external",
+       "external:cmd=\"PROGRAM ARGS\"[,ladder=,text=1,timeout_s=10]  a policy in another process (e.g. Python) "
+       "that answers a JSON line per chunk (docs/POLICIES.md); offered every level (or those of codec ladder=) "
+       "best first, and text; one process per thread, reused across runs",
+       false, Recompute::kUnlessTextOff, make_external, ""},
   };
   return policies;
 }

@@ -53,5 +53,6 @@ std::unique_ptr<Policy> make_cachegen_artifact(const Spec& spec, const ContextPr
 std::unique_ptr<Policy> make_cachegen(const Spec& spec, const ContextProfile& profile);
 std::unique_ptr<Policy> make_mpc(const Spec& spec, const ContextProfile& profile);
 std::unique_ptr<Policy> make_oracle_dp(const Spec& spec, const ContextProfile& profile);
+std::unique_ptr<Policy> make_external(const Spec& spec, const ContextProfile& profile);
 
 }  // namespace kvstream::sim::policies

@@ -71,6 +71,20 @@ TEST(Spec, OnlyKnownOptions) {
             "codec \"fp16:x\": unknown option \"x\" (options of fp16: none)");
 }
 
+TEST(Spec, AQuotedValueMayHoldCommas) {
+  const Spec spec = Spec::parse("external:cmd=\"python3 p.py a,b=c:d\",timeout_s=2", "policy");
+  EXPECT_EQ(spec.string("cmd", ""), "python3 p.py a,b=c:d");
+  EXPECT_DOUBLE_EQ(spec.number("timeout_s", 0), 2);
+  EXPECT_EQ(spec.canonical(), "external:cmd=\"python3 p.py a,b=c:d\",timeout_s=2");
+  EXPECT_EQ(Spec::parse(spec.canonical(), "policy").options(), spec.options());  // canonical reads back
+  EXPECT_EQ(Spec::parse("p:x=\"\"", "policy").string("x", "?"), "");
+  EXPECT_EQ(Spec::parse("p:x=a\"b", "policy").string("x", ""), "a\"b");  // a quote inside is a character
+  EXPECT_EQ(error_of([] { Spec::parse("p:cmd=\"a,b", "policy"); }),
+            "policy \"p:cmd=\"a,b\": option \"cmd=\"a,b\": the quoted value has no closing '\"'");
+  EXPECT_EQ(error_of([] { Spec::parse("p:cmd=\"a\"b,c=1", "policy"); }),
+            "policy \"p:cmd=\"a\"b,c=1\": option \"cmd=\"a\"\": a ',' or the end must follow the closing '\"'");
+}
+
 TEST(Spec, AnArgumentKeepsColonsAndEquals) {
   const Spec spec = Spec::parse_argument("fixed:cachegen:delta=10:2", "policy", "level");
   EXPECT_EQ(spec.name(), "fixed");
