@@ -46,7 +46,8 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
     ("sbatch-arg", po::value(&s.sbatch_args)->multitoken(), "an extra sbatch option for every job, e.g. --qos=short")
     ("profile-cache", po::value(&cache), "profile cache the jobs share (default DIR/profile-cache)")
     ("no-figures", po::bool_switch(&no_figures), "the merge job draws no figures")
-    ("dry-run", po::bool_switch(&o.dry_run), "write the scripts, submit nothing")
+    ("dry-run", po::bool_switch(&o.dry_run), "write the scripts, submit nothing, and print the sbatch commands "
+                                             "(with --array and --dependency) that would")
     ("status", po::value(&o.status_dir), "report on the jobs submitted for DIR, and exit");
   po::positional_options_description positional;
   positional.add("config", 1);
@@ -82,6 +83,17 @@ fs::path on_path(const std::string& program) {
   while (std::getline(dirs, dir, ':'))
     if (!dir.empty() && ::access((fs::path(dir) / program).c_str(), X_OK) == 0) return fs::path(dir) / program;
   return {};
+}
+
+// `text` as one word for a POSIX shell: as it is when it holds only safe characters, else in single
+// quotes.
+std::string shell_quoted(const std::string& text) {
+  if (!text.empty() && text.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-./=:,+@%") ==
+                           std::string::npos)
+    return text;
+  std::string quoted = "'";
+  for (const char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
 }
 
 // sbatch --parsable [extra...] SCRIPT (no shell: common/process.h): the job id, or an error naming the
@@ -124,8 +136,23 @@ int submit_sweep(const Options& o) {
   if (!plan.profile_script.empty()) std::cout << "profile.sbatch (context sets: " << plan.model_sets.size() << "), ";
   std::cout << "grid.sbatch (shards " << (plan.shards_to_run.empty() ? "none" : plan.grid_array()) << " of " << plan.shards
             << "), merge.sbatch\n";
+  // The jobs in order, each waiting for the one before.
+  struct Stage {
+    const char* name;
+    std::string array;  // --array=..., or empty
+  };
+  std::vector<Stage> stages;
+  if (!plan.profile_script.empty()) stages.push_back({"profile", "--array=0-" + std::to_string(plan.model_sets.size() - 1)});
+  if (!plan.shards_to_run.empty()) stages.push_back({"grid", "--array=" + plan.grid_array()});
+  stages.push_back({"merge", ""});
   if (o.dry_run) {
-    std::cout << "--dry-run: nothing submitted; sbatch them in that order, each --dependency=afterok on the one before\n";
+    std::cout << "--dry-run: nothing submitted; to submit by hand (bash):\n";
+    for (size_t i = 0; i < stages.size(); ++i) {
+      std::cout << stages[i].name << "=$(sbatch --parsable";
+      if (!stages[i].array.empty()) std::cout << " " << stages[i].array;
+      if (i > 0) std::cout << " --dependency=afterok:$" << stages[i - 1].name;
+      std::cout << " " << shell_quoted((dir / (std::string(stages[i].name) + ".sbatch")).string()) << ")\n";
+    }
     return 0;
   }
   // jobs.json is rewritten after every submission, so that --status and the user see what is queued
@@ -147,22 +174,18 @@ int submit_sweep(const Options& o) {
     common::write_file_atomically(dir / "jobs.json", [&text](std::ostream& file) { file << text.dump(2) << "\n"; });
     return job;
   };
-  std::vector<std::string> after;
-  if (!plan.profile_script.empty()) {
-    const std::string id = submit_stage("profile", jobs.profile, {"--array=0-" + std::to_string(plan.model_sets.size() - 1)});
-    after = {"--dependency=afterok:" + id};
-    std::cout << "profile: job " << id << "\n";
+  std::string previous;
+  for (const Stage& stage : stages) {
+    std::vector<std::string> extra;
+    if (!stage.array.empty()) extra.push_back(stage.array);
+    if (!previous.empty()) extra.push_back("--dependency=afterok:" + previous);
+    const std::string name = stage.name;
+    std::string& job = name == "profile" ? jobs.profile : name == "grid" ? jobs.grid : jobs.merge;
+    previous = submit_stage(stage.name, job, extra);
+    std::cout << name << ": job " << previous << (stage.array.empty() ? "" : " (" + stage.array.substr(2) + ")");
+    std::cout << (name == "merge" ? "; then " + plan.out.string() + " holds the results (kvstream slurm --status " +
+                                        plan.out.string() + ")" : "") << "\n";
   }
-  if (!plan.shards_to_run.empty()) {
-    std::vector<std::string> extra = {"--array=" + plan.grid_array()};
-    extra.insert(extra.end(), after.begin(), after.end());
-    const std::string id = submit_stage("grid", jobs.grid, extra);
-    after = {"--dependency=afterok:" + id};
-    std::cout << "grid: job " << id << " (array " << plan.grid_array() << ")\n";
-  }
-  const std::string merge = submit_stage("merge", jobs.merge, after);
-  std::cout << "merge: job " << merge << "; then " << plan.out.string() << " holds the results (kvstream slurm --status "
-            << plan.out.string() << ")\n";
   return 0;
 }
 

@@ -1,6 +1,7 @@
 #include "common/data_resolver.h"
 
 #include <cstdlib>
+#include <fstream>
 #include <sstream>
 
 #ifndef KVSTREAM_SOURCE_DIR
@@ -23,7 +24,22 @@ std::string root_lines(const std::string& relative) {
   return out.str();
 }
 
-std::string fetch_hint() { return "\nrun scripts/fetch-data.sh to download it into " + data_cache_dir().string(); }
+// Whether scripts/fetch-data.sh can fetch `relative` (a file, or a folder holding some): the files
+// of scripts/data_files.sha256 ("SHA256 PATH" lines) and SmolLM2 under models/smollm2/.
+bool fetchable(const std::string& relative) {
+  if (relative == "models/smollm2" || relative.rfind("models/smollm2/", 0) == 0) return true;
+  std::ifstream listed(std::filesystem::path(KVSTREAM_SOURCE_DIR) / "scripts" / "data_files.sha256");
+  std::string sha, path;
+  while (listed >> sha >> path)
+    if (path == relative || path.rfind(relative + "/", 0) == 0) return true;
+  return false;
+}
+
+// What to do about a missing file or folder: fetch it, or check its name.
+std::string fetch_hint(const std::string& relative) {
+  if (fetchable(relative)) return "\nrun scripts/fetch-data.sh to download it into " + data_cache_dir().string();
+  return "\nno data source lists '" + relative + "' (docs/DATA.md lists the files kvstream uses): check its name";
+}
 
 }  // namespace
 
@@ -50,7 +66,7 @@ std::filesystem::path resolve_data(const std::string& relative) {
     std::error_code ec;  // an unreadable root counts as "not here", not as an error
     if (std::filesystem::is_regular_file(candidate, ec)) return candidate;
   }
-  throw DataNotFound("data file '" + relative + "' not found; searched:" + root_lines(relative) + fetch_hint());
+  throw DataNotFound("data file '" + relative + "' not found; searched:" + root_lines(relative) + fetch_hint(relative));
 }
 
 std::filesystem::path resolve_data_dir(const std::string& relative) {
@@ -59,7 +75,7 @@ std::filesystem::path resolve_data_dir(const std::string& relative) {
     std::error_code ec;
     if (std::filesystem::is_directory(candidate, ec)) return candidate;
   }
-  throw DataNotFound("data folder '" + relative + "' not found; searched:" + root_lines(relative) + fetch_hint());
+  throw DataNotFound("data folder '" + relative + "' not found; searched:" + root_lines(relative) + fetch_hint(relative));
 }
 
 std::filesystem::path resolve_input(const std::string& arg) {
@@ -71,7 +87,7 @@ std::filesystem::path resolve_input(const std::string& arg) {
   } catch (const DataNotFound&) {
     const std::string cwd = std::filesystem::current_path(ec).string();
     throw DataNotFound("input file '" + arg + "' not found: not a file as given (working directory " + cwd +
-                       ") nor under any data root:" + root_lines("") + fetch_hint());
+                       ") nor under any data root:" + root_lines("") + fetch_hint(arg));
   }
 }
 

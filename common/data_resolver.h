@@ -11,7 +11,8 @@
 namespace kvstream::common {
 
 // A data file was in none of the search roots; the message names it, every place searched and
-// how to fetch it.
+// how to fetch it (scripts/fetch-data.sh, for a file scripts/data_files.sha256 lists), or that no
+// data source lists it.
 class DataNotFound : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;

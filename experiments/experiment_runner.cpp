@@ -19,6 +19,8 @@
 #include "experiments/in_order.h"
 #include "experiments/run_log.h"
 #include "experiments/run_log_sort.h"
+#include "codec/codec.h"
+#include "profiling/level_plan.h"
 #include "profiling/shipped_profiles.h"
 #include "sim/policy.h"
 #include "sim/simulation.h"
@@ -122,6 +124,33 @@ sim::SimConfig sim_config(const ExperimentConfig& c, double slo_s) {
   }
   sc.query_tokens = c.sim.query_tokens;
   return c.sim.artifact_timing ? sim::with_artifact_timing(sc) : sc;
+}
+
+// Policy specs checked before any context is measured (minutes with a model): each is built on a
+// stand-in profile with the levels the config's codecs will give, so that an unknown option, a bad
+// value or a ladder of no codec fails at once. check_runnable checks again on the real profiles;
+// this one is skipped where those levels are not known beforehand (a transform codec without cal=,
+// whose levels follow its calibration).
+void check_policy_specs(const ExperimentConfig& config, const std::string& where) {
+  bool measures = false;
+  for (const auto& set : config.context_sets) measures = measures || set.source == ContextSource::kModel;
+  for (const auto& spec : config.codecs)
+    if (codec::transform_needs_calibration(spec)) return;
+  if (!measures) return;
+  sim::ContextProfile stand_in;
+  stand_in.name = "$.codecs";
+  stand_in.chunk_tokens = 1;
+  try {
+    stand_in.levels = profiling::profile_levels(profiling::ProfilingOptions{1, config.codecs, config.levels});
+  } catch (const std::invalid_argument&) {
+    return;  // load_context_sets says what is wrong with $.codecs
+  }
+  stand_in.chunks.push_back({0, 1, 1, 1.0, std::vector<sim::LevelCost>(stand_in.levels.size(), {1, 0, 0, 1})});
+  for (size_t p = 0; p < config.policies.size(); ++p) try {
+      sim::make_policy(config.policies[p], stand_in);
+    } catch (const std::exception& e) {
+      throw std::runtime_error(where + ": $.policies[" + std::to_string(p) + "]: " + e.what());
+    }
 }
 
 // What would fail in the middle of the runs, found before the first: every policy must be buildable
@@ -454,6 +483,7 @@ RunnerReport run_experiment(const ExperimentConfig& config, const std::string& c
   const auto trace_sets = load_trace_sets(config, config_path, log);
   const HardwareInputs hardware = load_hardware(config, config_path, log);
   const fs::path cache_dir = options.profile_cache.empty() ? profiling::ProfileCache::default_dir() : options.profile_cache;
+  check_policy_specs(config, config_path);
   const auto contexts = load_context_sets(config, config_path, cache_dir, options.measure_model_contexts,
                                           [&](const std::string& line) { log << line << std::endl; });
   check_runnable(config, config_path, contexts, hardware.profiles);

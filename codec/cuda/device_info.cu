@@ -9,8 +9,14 @@ CudaDeviceInfo cuda_device_info() {
   info.compiled_with_cuda = true;
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
-  if (status != cudaSuccess || count == 0) {
-    info.description = std::string("no GPU (") + (status != cudaSuccess ? cudaGetErrorString(status) : "0 devices") + ")";
+  // No driver (35) or no device (100) is a machine without a GPU; another error is a GPU that
+  // cannot be used, said with CUDA's words.
+  if (status == cudaErrorInsufficientDriver || status == cudaErrorNoDevice || (status == cudaSuccess && count == 0)) {
+    info.description = "no GPU found, CPU only";
+    return info;
+  }
+  if (status != cudaSuccess) {
+    info.description = std::string("no GPU usable (CUDA: ") + cudaGetErrorString(status) + "), CPU only";
     return info;
   }
   cudaDeviceProp prop{};

@@ -9,7 +9,7 @@ namespace kvstream::codec {
 struct CudaDeviceInfo {
   bool compiled_with_cuda = false;
   int device_count = 0;
-  std::string description;  // "NVIDIA H200 (sm_90)", or why there is none
+  std::string description;  // "NVIDIA H200 (sm_90)", or "no GPU found, CPU only" (or why none is usable)
 };
 
 CudaDeviceInfo cuda_device_info();

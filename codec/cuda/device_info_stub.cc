@@ -3,6 +3,6 @@
 
 namespace kvstream::codec {
 
-CudaDeviceInfo cuda_device_info() { return {false, 0, "no GPU (built without CUDA)"}; }
+CudaDeviceInfo cuda_device_info() { return {false, 0, "no GPU (built without CUDA), CPU only"}; }
 
 }  // namespace kvstream::codec

@@ -6,6 +6,7 @@
 
 #include <fstream>
 
+#include "common/process.h"
 #include "tests/cli/cli_test.h"
 
 namespace kvstream {
@@ -66,6 +67,18 @@ TEST_F(SlurmCli, DryRunWritesTheThreeScriptsAndSubmitsNothing) {
   ASSERT_EQ(one["contexts"].size(), 1u);
   EXPECT_EQ(one["contexts"][0]["name"], "ts");
   EXPECT_FALSE(fs::exists(dir_ / "out/slurm/profile-1.json"));
+  // The sbatch commands it prints submit the chain as kvstream itself would (a fake sbatch records them).
+  const std::string marker = "to submit by hand (bash):\n";
+  const size_t by_hand = result.out.find(marker);
+  ASSERT_NE(by_hand, std::string::npos) << result.out;
+  fake("sbatch", "echo \"$*\" >> sbatch.calls; n=$(wc -l < sbatch.calls); echo $((100 + n))");
+  const auto ran = common::run_process({"bash", "-c", "set -e; cd '" + dir_.string() + "'; PATH='" + (dir_ / "bin").string() +
+                                                          ":'\"$PATH\"\n" + result.out.substr(by_hand + marker.size())});
+  ASSERT_EQ(ran.exit_code, 0) << ran.output;
+  EXPECT_EQ(read_text(dir_ / "sbatch.calls"),
+            "--parsable --array=0-0 " + (dir_ / "out/slurm/profile.sbatch").string() + "\n" +
+            "--parsable --array=0-3 --dependency=afterok:101 " + (dir_ / "out/slurm/grid.sbatch").string() + "\n" +
+            "--parsable --dependency=afterok:102 " + (dir_ / "out/slurm/merge.sbatch").string() + "\n");
 }
 
 TEST_F(SlurmCli, SubmitsProfileGridAndMergeChainedByAfterok) {

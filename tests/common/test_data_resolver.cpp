@@ -114,9 +114,17 @@ TEST_F(DataResolver, CacheDirUsesHomeWithoutXdg) {
 TEST_F(DataResolver, MissingFileMessageNamesFileAndEveryRoot) {
   ::setenv("KVSTREAM_DATA", (tmp_ / "override").c_str(), 1);
   ASSERT_EQ(data_search_roots().size(), 3u);
-  const std::string what = not_found_message([] { resolve_data("models/nope/missing.bin"); }, "models/nope/missing.bin");
-  EXPECT_NE(what.find("run scripts/fetch-data.sh to download it into " + data_cache_dir().string()), std::string::npos)
-      << what;
+  // A file that scripts/fetch-data.sh can fetch (SmolLM2's folder) is met with how to fetch it; one
+  // that no data source lists (a misspelt name) is not.
+  const std::string fetchable = not_found_message([] { resolve_data("models/smollm2/missing.gguf"); }, "models/smollm2/missing.gguf");
+  EXPECT_NE(fetchable.find("run scripts/fetch-data.sh to download it into " + data_cache_dir().string()), std::string::npos)
+      << fetchable;
+  const std::string misspelt = not_found_message([] { resolve_data("models/nope/missing.bin"); }, "models/nope/missing.bin");
+  EXPECT_EQ(misspelt.find("fetch-data"), std::string::npos) << misspelt;
+  EXPECT_NE(misspelt.find("no data source lists 'models/nope/missing.bin' (docs/DATA.md lists the files kvstream uses): "
+                          "check its name"), std::string::npos) << misspelt;
+  const std::string traces = not_found_message([] { resolve_data("traces/mahimahi/ATT-LTE-driving.dwn"); }, "traces/mahimahi/ATT-LTE-driving.dwn");
+  EXPECT_NE(traces.find("check its name"), std::string::npos) << traces;
 }
 
 TEST_F(DataResolver, ResolveInputPrefersAnExistingLiteralPath) {

@@ -88,6 +88,42 @@ TEST_F(RunnerPreflight, BuiltInPoliciesAnswerThroughTheSameRegistry) {
   EXPECT_EQ(error_of("quant8"), "");
 }
 
+// Measuring a model's contexts takes minutes: a policy spec that could never run fails before it,
+// checked on the levels the config's codecs will give.
+TEST_F(RunnerPreflight, PolicySpecsAreCheckedBeforeAnyContextIsMeasured) {
+  const nlohmann::json json = {
+      {"name", "preflight"},
+      {"contexts", {{{"name", "wiki"}, {"model", "smollm2"}, {"dataset", "text/wikitext2/wiki.test.raw"}, {"tokens", 256},
+                     {"chunk_tokens", 128}}}},
+      {"codecs", {"cachegen", "quant:bits=8"}},
+      {"traces", {"constant:gbps=1"}},
+      {"policies", {"cachegen:ladder=quant:bits=8", "mpc:horizon=five"}},
+      {"slo_s", 1}};
+  RunnerOptions options;
+  options.out_dir = dir_ / "results";
+  options.figures = false;
+  options.profile_cache = dir_ / "cache";
+  bool measured = false;
+  options.measure_model_contexts = [&](const auto&, const auto&, const auto&) -> profiling::MeasuredContextSet {
+    measured = true;
+    throw std::runtime_error("measured");
+  };
+  std::ostringstream log;
+  for (const auto& [policy, expected] : std::vector<std::pair<std::string, std::string>>{
+           {"mpc:horizon=five", "preflight.json: $.policies[1]: policy \"mpc:horizon=five\": option horizon=five"},
+           {"cachegen:ladder=cachegne", "preflight.json: $.policies[1]: profile \"$.codecs\" has no levels of codec \"cachegne\""}}) {
+    nlohmann::json with = json;
+    with["policies"][1] = policy;
+    try {
+      run_experiment(parse_experiment_config(with, "preflight.json"), "preflight.json", options, log);
+      ADD_FAILURE() << policy << " ran";
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_FALSE(measured);
+}
+
 TEST_F(RunnerPreflight, ARegisteredNameIsNotTakenTwice) {
   register_test_policy();
   EXPECT_THROW(sim::register_policy({"mpc", "", false, sim::Recompute::kNever, nullptr, ""}), std::invalid_argument);
