@@ -4,6 +4,7 @@
 // emulator's own accuracy beside them.
 #include <algorithm>
 #include <chrono>
+#include <exception>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
@@ -17,6 +18,7 @@
 #include "emulation/fidelity_groups.h"
 #include "emulation/fidelity_rescore.h"
 #include "emulation/link_check.h"
+#include "emulation/network_namespace.h"
 #include "experiments/build_info.h"
 #include "experiments/figures.h"
 #include "profiling/shipped_profiles.h"
@@ -131,6 +133,10 @@ nlohmann::json check_links(const emulation::FidelityConfig& config, const emulat
 // The runs of an earlier result directory, checked (emulation/fidelity_rescore.h) and simulated again
 // against their stored emulations.
 std::vector<emulation::FidelityRun> rescore(const emulation::FidelityRunner& runner, const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::is_regular_file(dir / "config.json", ec))
+    throw std::runtime_error("--rescore " + dir.string() + ": no fidelity results there (no config.json): give the --out "
+                             "of an earlier kvstream fidelity run, or the stored reference experiments/reference/fidelity");
   std::vector<emulation::FidelityRun> runs;
   for (auto& stored : emulation::read_stored_runs(runner, dir))
     runs.push_back(runner.rescore(stored.fidelity_case, std::move(stored.emulated)));
@@ -166,21 +172,38 @@ int run(const Options& o) {
       throw std::runtime_error(out.string() + " already holds fidelity results: choose another --out, or pass --overwrite");
   };
   refuse_if_written();  // before the inputs load, and again under the lock
+  if (!o.rescore.empty() && fs::equivalent(out, o.rescore, ec))
+    throw std::runtime_error("--out " + out.string() + " is the directory --rescore reads: give another --out");
+  if (o.rescore.empty())
+    if (const std::string why = emulation::emulation_unavailable_reason(); !why.empty()) throw std::runtime_error(why);
   std::optional<sim::HardwareProfile> hardware;
   if (!config.hardware.empty())
     hardware = sim::read_hardware_profile(profiling::resolve_hardware_profile(config.hardware));
   const emulation::FidelityRunner runner(config, hardware);
-  // One writer at a time, from here (the inputs loaded) to the last file written.
-  const common::DirectoryLock lock(out, "kvstream fidelity");
-  refuse_if_written();
   const auto started = std::chrono::steady_clock::now();
-
   nlohmann::json accuracy;
   std::vector<emulation::FidelityRun> runs;
-  if (!o.rescore.empty()) {
+  if (!o.rescore.empty()) {  // read and simulated before anything is written
     runs = rescore(runner, o.rescore);
     accuracy = stored_accuracy(o.rescore);
-  } else {
+  }
+  // One writer at a time, from here to the last file written. A directory this run made is removed
+  // again when the run fails before writing into it.
+  const bool made_out = !fs::exists(out, ec);
+  const common::DirectoryLock lock(out, "kvstream fidelity");
+  struct RemoveIfUnused {
+    const fs::path& dir;
+    bool made;
+    ~RemoveIfUnused() {
+      std::error_code ec;
+      if (made && std::uncaught_exceptions() > 0 && !fs::exists(dir / "fidelity.jsonl", ec)) {
+        fs::remove(dir / ".lock", ec);
+        fs::remove(dir, ec);  // only when nothing else is in it
+      }
+    }
+  } remove_if_unused{out, made_out};
+  refuse_if_written();
+  if (o.rescore.empty()) {
     accuracy = check_links(config, runner, o.link_check_s);
     for (size_t i = 0; i < cases.size(); ++i) {
       runs.push_back(runner.run(cases[i]));

@@ -163,6 +163,23 @@ TEST_F(EmulateCli, LinkCheckOptionsOutOfRangeAreRefused) {
                                "--link-check-s must be 0 (no check) or in [0.1, 3600]");
 }
 
+// --rescore reads its directory before anything is written: a directory with no results is an error
+// that names the stored reference, and leaves no empty --out behind; --out cannot be that directory.
+TEST_F(EmulateCli, RescoringNothingWritesNothing) {
+  const fs::path repo = fs::path(__FILE__).parent_path().parent_path().parent_path();
+  const std::string config = (repo / "experiments/configs/fidelity.json").string();
+  const auto missing = run("fidelity " + config + " --rescore results/fidelity");
+  test_support::expect_failure(missing, 1, "--rescore results/fidelity: no fidelity results there (no config.json)");
+  EXPECT_NE(missing.err.find("experiments/reference/fidelity"), std::string::npos) << missing.err;
+  EXPECT_FALSE(fs::exists(dir_ / "results")) << "an empty result directory was left behind";
+  const std::string reference = (repo / "experiments/reference/fidelity").string();
+  test_support::expect_failure(run("fidelity " + config + " --rescore " + reference + " --out " + reference + " --overwrite"),
+                               1, "is the directory --rescore reads");
+  const auto rescored = run("fidelity " + config + " --rescore " + reference + " --out out --no-figures");
+  EXPECT_EQ(rescored.rc, 0) << rescored.err;
+  EXPECT_TRUE(fs::exists(dir_ / "out/fidelity_groups.csv"));
+}
+
 // 40 requests at once under a 1 GB address-space limit: thread stacks run out. That is an error
 // naming it (exit 1), not an uncaught std::system_error (SIGABRT, as before).
 #if defined(__SANITIZE_ADDRESS__)
