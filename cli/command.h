@@ -47,6 +47,7 @@ int fidelity_main(const std::vector<std::string>& args);
 int sim_bench_main(const std::vector<std::string>& args);
 int run_main(const std::vector<std::string>& args);
 int merge_main(const std::vector<std::string>& args);
+int plot_main(const std::vector<std::string>& args);
 int slurm_main(const std::vector<std::string>& args);
 
 namespace po = boost::program_options;

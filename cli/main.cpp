@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
       {"sim-bench", "simulator speed: events/s under load, runs/s of a 10,000-run sweep", sim_bench_main},
       {"run", "run an experiment config (a sweep) into results/<name>/: runs.jsonl, summary.csv, figures", run_main},
       {"merge", "join the result directories of `kvstream run --shard i/N` into one", merge_main},
+      {"plot", "draw a result directory's figures again: other kinds, PDF for a paper", plot_main},
       {"slurm", "run an experiment config on a Slurm cluster: profiling, grid and merge jobs (sbatch)", slurm_main}};
   auto usage = [&](std::ostream& out) {
     out << "usage: kvstream <command> [options]   (kvstream <command> --help for its options)\n\ncommands:\n";

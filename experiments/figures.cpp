@@ -15,10 +15,19 @@ std::string python() {
 }
 }  // namespace
 
-bool render_figures(const std::filesystem::path& result_dir, std::string& error) {
+bool render_figures(const std::filesystem::path& result_dir, std::string& error, const std::vector<std::string>& kinds,
+                    const std::vector<std::string>& formats, std::string* written) {
   const std::filesystem::path script = std::filesystem::path(KVSTREAM_SOURCE_DIR) / "plotting" / "plot.py";
-  const std::vector<std::string> command = {python(), script.string(), result_dir.string()};
-  const std::string shown = command[0] + " " + command[1] + " " + command[2];
+  std::vector<std::string> command = {python(), script.string(), result_dir.string()};
+  const auto joined = [](const std::vector<std::string>& items) {
+    std::string text;
+    for (const auto& item : items) text += (text.empty() ? "" : ",") + item;
+    return text;
+  };
+  if (!kinds.empty()) command.insert(command.end(), {"--figures", joined(kinds)});
+  if (!formats.empty()) command.insert(command.end(), {"--format", joined(formats)});
+  std::string shown;
+  for (const auto& word : command) shown += (shown.empty() ? "" : " ") + word;
   common::ProcessResult result;
   try {
     result = common::run_process(command);
@@ -26,7 +35,10 @@ bool render_figures(const std::filesystem::path& result_dir, std::string& error)
     error = e.what();
     return false;
   }
-  if (result.exit_code == 0) return true;
+  if (result.exit_code == 0) {
+    if (written) *written = result.output;
+    return true;
+  }
   error = shown + " failed" + (result.exit_code >= 0 ? " with exit code " + std::to_string(result.exit_code) : "") +
           ":\n" + result.output;
   return false;

@@ -1,11 +1,12 @@
 #!/usr/bin/python3
 """Draw the figures of a kvstream result directory (plotting/README.md).
 
-    /usr/bin/python3 plotting/plot.py RESULT_DIR [--figures kind,kind,...]
+    /usr/bin/python3 plotting/plot.py RESULT_DIR [--figures kind,kind,...] [--format png,svg,pdf]
 
 Reads RESULT_DIR/{config.json, summary.csv, runs.jsonl (or runs.jsonl.zst), levels.csv}, or the fidelity.jsonl that
 `kvstream fidelity` writes, or the rd.jsonl that `kvstream rd --out` writes, and writes
-RESULT_DIR/figures/<kind>.png and .svg for each kind, printing one line per file written.
+RESULT_DIR/figures/<kind>.<format> for each kind and format (default png and svg), printing one line
+per file written. `kvstream plot` runs it.
 Exit status 0 on success, 2 on bad input (message on stderr, no traceback).
 """
 import argparse
@@ -30,6 +31,7 @@ except ImportError:
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after choosing the backend)
 from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
 matplotlib.rcParams["svg.hashsalt"] = "kvstream"  # the same input gives the same SVG
 
@@ -328,6 +330,35 @@ class Result:
     def rd(self):
         return self._read_if_present("rd.jsonl", read_rd)
 
+    @cached_property
+    def style(self):
+        """One PolicyStyle for every figure of the directory: the config's policies in its order, then
+        any other policy its summary holds."""
+        configured = self.config.get("policies")
+        names = [p for p in configured if isinstance(p, str)] if isinstance(configured, list) else []
+        names += sorted({r.get("policy_only", r["policy"]) for r in self.summary or []})
+        return PolicyStyle(names)
+
+    @cached_property
+    def bandwidth_axis(self):
+        """The trace sets that form one bandwidth axis: those at a constant rate (when there are two or
+        more), or all of them when they are the same traces at different scales; an empty set when
+        none do (different traces at similar means are not an axis: a line from a 3G trace to an LTE
+        one says nothing about bandwidth). None without the config's trace sets (older directories):
+        every set, as before."""
+        traces = self.config.get("traces")
+        if not isinstance(traces, list) or not traces:
+            return None
+        inputs = {}
+        for entry in traces:
+            if isinstance(entry, dict) and isinstance(entry.get("name"), str):
+                given = entry.get("inputs")
+                inputs[entry["name"]] = tuple(given) if isinstance(given, list) else (str(given),)
+        constant = {name for name, given in inputs.items() if all(str(i).startswith("constant:") for i in given)}
+        if len(constant) >= 2:
+            return constant
+        return set(inputs) if len(inputs) >= 2 and len(set(inputs.values())) == 1 else set()
+
 
 # ---------------------------------------------------------------- shared helpers
 
@@ -410,12 +441,52 @@ def colours(names):
     return {name: cmap(i % 10) for i, name in enumerate(sorted(names))}
 
 
-def panel_grid(count, title):
+MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
+
+
+def policy_parts(policy):
+    """A policy spec split into (the policy without its ladder, the ladder): "mpc:ladder=transform,text=0"
+    gives ("mpc:text=0", "transform"); a spec without ladder= (and fixed:<level>) has ladder ""."""
+    name, _, options = policy.partition(":")
+    if name == "fixed" or not options:
+        return policy, ""
+    kept, ladder = [], ""
+    for option in options.split(","):
+        if option.startswith("ladder="):
+            ladder = option[len("ladder="):]
+        else:
+            kept.append(option)
+    return name + (":" + ",".join(kept) if kept else ""), ladder
+
+
+class PolicyStyle:
+    """How a result directory draws its policies, the same in every figure: one colour per policy (its
+    spec without the ladder option, so that "cachegen" and "cachegen:ladder=transform" are one family)
+    and one marker per ladder (the default ladder first). `policies` in the order to number them
+    (the config's)."""
+
+    def __init__(self, policies):
+        families = list(dict.fromkeys(policy_parts(p)[0] for p in policies))
+        ladders = list(dict.fromkeys([""] + [policy_parts(p)[1] for p in policies]))
+        cmap = plt.get_cmap("tab10" if len(families) <= 10 else "tab20")
+        self._colour = {f: cmap(i % cmap.N) for i, f in enumerate(families)}
+        self._marker = {ladder: MARKERS[i % len(MARKERS)] for i, ladder in enumerate(ladders)}
+
+    def colour(self, policy):
+        return self._colour.get(policy_parts(policy)[0], "grey")
+
+    def marker(self, policy):
+        return self._marker.get(policy_parts(policy)[1], "o")
+
+
+def panel_grid(count, title, sharey=False):
     """A figure with `count` panels (at most 3 per row, 2x2 for 4) and a suptitle; returns (figure, list of axes).
-    With count 0 the figure holds one panel saying there is no data, and the list is empty."""
+    With count 0 the figure holds one panel saying there is no data, and the list is empty. `sharey`:
+    one y range for every panel (facets of one measure are compared across panels)."""
     ncols = 2 if count == 4 else min(max(count, 1), 3)
     nrows = math.ceil(max(count, 1) / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.8 * ncols, 3.9 * nrows), squeeze=False, layout="constrained")
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.8 * ncols, 3.9 * nrows), squeeze=False, layout="constrained",
+                             sharey=sharey)
     axes = list(axes.ravel())
     if count == 0:
         mark_if_empty(axes[0], False)
@@ -441,6 +512,42 @@ def mark_if_empty(ax, plotted):
         ax.text(0.5, 0.5, "no finite data", transform=ax.transAxes, ha="center", va="center", color="grey")
 
 
+def plain_log_ticks(axis, data_range):
+    """A log axis ticked at 1-2-5 steps with plain labels (0.5, 1, 2, 5), minor ticks unlabelled; a data
+    range that holds fewer than two such steps is ticked at its two ends instead, so a narrow range
+    still has a scale. Labels have at most 3 significant digits."""
+    lo, hi = (float(v) for v in data_range)
+    steps = [m * 10.0 ** e for e in range(-12, 13) for m in (1, 2, 5)]
+    inside = [v for v in steps if lo <= v <= hi] if finite(lo) and finite(hi) and lo > 0 else []
+    if len(inside) >= 2 or not (finite(lo) and finite(hi) and 0 < lo < hi):
+        axis.set_major_locator(LogLocator(base=10, subs=(1, 2, 5)))
+    else:
+        axis.set_major_locator(FixedLocator([lo, hi]))
+    axis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:.3g}"))
+    axis.set_minor_formatter(NullFormatter())
+
+
+def declutter(fig):
+    """Hides every point label (an axes' annotation) that would overlap a label kept before it, the
+    panel's title or its tick labels: labels are placed in the order they were added, so the first of
+    a pile stays readable. Annotations stay out of the layout, which therefore does not move after."""
+    for ax in fig.axes:
+        for text in ax.texts:
+            text.set_in_layout(False)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    for ax in fig.axes:
+        taken = [ax.title.get_window_extent(renderer)] if ax.title.get_text() else []
+        for axis in (ax.xaxis, ax.yaxis):
+            taken += [t.get_window_extent(renderer) for t in axis.get_ticklabels() if t.get_visible() and t.get_text()]
+        for text in ax.texts:
+            box = text.get_window_extent(renderer)
+            if any(box.overlaps(other) for other in taken):
+                text.set_visible(False)
+            else:
+                taken.append(box)
+
+
 def finish_panel(ax, title, plotted, missing, xlabel, ylabel, log_x=False):
     """Sets a panel's title, axis labels, x scale and grid. The title names the series that have rows
     in the panel but no finite value (e.g. a policy that completed no request); a panel where nothing
@@ -451,8 +558,11 @@ def finish_panel(ax, title, plotted, missing, xlabel, ylabel, log_x=False):
     ax.set_title(title)
     if log_x:
         ax.set_xscale("log")
+        plain_log_ticks(ax.xaxis, ax.dataLim.intervalx)
     ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
+    shares_y = len(ax.get_shared_y_axes().get_siblings(ax)) > 1
+    if not (shares_y and ax.get_subplotspec() and not ax.get_subplotspec().is_first_col()):
+        ax.set_ylabel(ylabel)  # panels that share a y range name it once per row
     ax.grid(alpha=0.3, which="both" if log_x else "major")
 
 
@@ -460,43 +570,61 @@ def finish_panel(ax, title, plotted, missing, xlabel, ylabel, log_x=False):
 
 def draw_size_quality(result):
     """levels.csv: compression ratio vs fp16 (x, ×) against quality, the top-1 agreement of next-token
-    predictions with the original KV (y, %); one marker per level, annotated with its name, coloured by
-    codec; one panel per (context_set, model)."""
+    predictions with the original KV (y, %); one line per codec through its levels (its rate-distortion
+    curve), each point labelled with its level number where labels fit; one panel per (context_set,
+    model), one y range for all."""
     panels = sorted({(r["context_set"], r["model"]) for r in result.levels})
-    codec_colour = colours({r["codec"] for r in result.levels})
-    fig, axes = panel_grid(len(panels), f"{result.name}: KV size vs quality per level")
+    codecs = list(dict.fromkeys(r["codec"] for r in result.levels))
+    codec_colour = colours(codecs)
+    codec_marker = {codec: MARKERS[i % len(MARKERS)] for i, codec in enumerate(sorted(codecs))}
+    fig, axes = panel_grid(len(panels), f"{result.name}: KV size vs quality per level", sharey=True)
     for ax, (context_set, model) in zip(axes, panels):
         rows = [r for r in result.levels if (r["context_set"], r["model"]) == (context_set, model)]
         shown = [r for r in rows if finite(r["ratio_vs_fp16"]) and finite(r["quality"])]
         missing = [r["level"] for r in rows if not (finite(r["ratio_vs_fp16"]) and finite(r["quality"]))]
-        for row in shown:
-            ax.scatter(row["ratio_vs_fp16"], 100 * row["quality"], color=codec_colour[row["codec"]],
-                       label=row["codec"], zorder=3)
-            ax.annotate(row["level"], (row["ratio_vs_fp16"], 100 * row["quality"]), xytext=(4, 4),
-                        textcoords="offset points", fontsize=7)
+        for codec in sorted({r["codec"] for r in shown}):
+            # A codec's levels as its rate-distortion curve, each point named by its level number.
+            points = sorted((r["ratio_vs_fp16"], 100 * r["quality"], r["level"]) for r in shown if r["codec"] == codec)
+            ax.plot([x for x, _, _ in points], [y for _, y, _ in points], color=codec_colour[codec],
+                    marker=codec_marker[codec], label=codec, zorder=3)
+            for x, y, level in points if len(points) > 1 else []:
+                ax.annotate(level.rpartition(":")[2], (x, y), xytext=(4, 4), textcoords="offset points", fontsize=7,
+                            color=codec_colour[codec])
         finish_panel(ax, f"{context_set} ({model})" if model else context_set, bool(shown), missing,
-                     "compression ratio vs fp16 (×)", "quality: top-1 agreement (%)")
+                     "compression ratio vs fp16 (×)", "quality: top-1 agreement (%)", log_x=True)
     figure_legend(fig, axes)
+    declutter(fig)
     return fig
 
 
 def draw_ttft_vs_bandwidth(result):
     """summary.csv: mean trace bandwidth (x, Gbps, log scale) against mean TTFT (y, s); one line per policy
-    (per policy and SLO when there are several SLOs; colour = policy, line style = SLO); one panel per
-    (context_set, hardware). Uses the single-request rows when there are any (single_requests); rows that
+    (per policy and SLO when there are several SLOs; colour = policy, marker = ladder, line style = SLO);
+    one panel per (context_set, hardware). Points are joined only along a real bandwidth axis
+    (Result.bandwidth_axis: its trace sets only). Uses the single-request rows when there are any (single_requests); rows that
     share a point (e.g. trace sets of equal mean bandwidth) are averaged weighted by runs."""
     rows = [r for r in single_requests(result.summary) if finite(r["trace_mean_gbps"]) and r["trace_mean_gbps"] > 0]
+    axis = result.bandwidth_axis
+    joined = axis is None or bool(axis)
+    if axis:
+        rows = [r for r in rows if r["trace_set"] in axis]
     if rows and "link_label" in rows[0]:
         return draw_ttft_vs_bandwidth_by_path(result, rows)
     slos = sorted({r["slo_s"] for r in rows}, key=slo_order)
-    policy_colour = colours({r["policy"] for r in rows})
+    policies = sorted({r["policy"] for r in rows})
+    style = result.style
     means, largest = pool(rows, lambda r: (r["context_set"], r["hardware"], r["policy"], r["slo_s"],
                                            r["trace_mean_gbps"]), ["mean_ttft_s"])
     panels = sorted({(r["context_set"], r["hardware"]) for r in rows})
-    fig, axes = panel_grid(len(panels), f"{result.name}: TTFT vs bandwidth{pooled_note(largest)}")
+    title = f"{result.name}: TTFT vs bandwidth{pooled_note(largest)}"
+    if not joined:
+        title += "\n(different traces, not a bandwidth sweep: points not joined)"
+    elif axis and len(axis) < len({r["trace_set"] for r in single_requests(result.summary)}):
+        title += f"\n(the {len(axis)} constant-rate trace sets)"
+    fig, axes = panel_grid(len(panels), title, sharey=True)
     for ax, (context_set, hardware) in zip(axes, panels):
         plotted, missing = False, []
-        for policy in sorted(policy_colour):
+        for policy in policies:
             for i, slo in enumerate(slos):
                 series = [(gbps, m["mean_ttft_s"], m[("mean_ttft_s", "ci")]) for (c, h, p, s, gbps), m in means.items()
                           if (c, h, p, s) == (context_set, hardware, policy, slo)]
@@ -507,9 +635,10 @@ def draw_ttft_vs_bandwidth(result):
                 if not points:
                     missing.append(label)
                     continue
-                ax.plot([x for x, _, _ in points], [y for _, y, _ in points], marker="o", color=policy_colour[policy],
-                        linestyle=SLO_STYLES[i % len(SLO_STYLES)], label=label)
-                error_bars(ax, points, policy_colour[policy])
+                ax.plot([x for x, _, _ in points], [y for _, y, _ in points], marker=style.marker(policy),
+                        color=style.colour(policy),
+                        linestyle=SLO_STYLES[i % len(SLO_STYLES)] if joined else "None", label=label)
+                error_bars(ax, points, style.colour(policy))
                 plotted = True
         finish_panel(ax, f"{context_set}, {hardware}" if hardware else context_set, plotted, missing,
                      "mean trace bandwidth (Gbps)", "mean TTFT (s), 95 % CI", log_x=True)
@@ -521,7 +650,8 @@ def draw_ttft_vs_bandwidth_by_path(result, rows):
     """ttft_vs_bandwidth of results that sweep network paths: one panel per (context_set, hardware,
     round trip), colour = policy, line style = the rest of the path (link model, queue, congestion
     control), log-log axes; several SLOs are pooled (the title says so)."""
-    policy_colour = colours({r["policy_only"] for r in rows})
+    style = result.style
+    policies = sorted({r["policy_only"] for r in rows})
     links = sorted({r["link_label"] for r in rows})
     link_style = {link: SLO_STYLES[i % len(SLO_STYLES)] for i, link in enumerate(links)}
     rtts = sorted({r["rtt_label"] for r in rows}, key=lambda label: float(label.split(" ")[1]) if label != "RTT ?" else math.inf)
@@ -531,7 +661,7 @@ def draw_ttft_vs_bandwidth_by_path(result, rows):
     fig, axes = panel_grid(len(panels), f"{result.name}: TTFT vs bandwidth{pooled_note(largest)}")
     for ax, (context_set, hardware, rtt) in zip(axes, panels):
         plotted, missing = False, []
-        for policy in sorted(policy_colour):
+        for policy in policies:
             for link in links:
                 series = [(gbps, m["mean_ttft_s"], m[("mean_ttft_s", "ci")]) for (c, h, r, p, l, gbps), m in means.items()
                           if (c, h, r, p, l) == (context_set, hardware, rtt, policy, link)]
@@ -540,14 +670,15 @@ def draw_ttft_vs_bandwidth_by_path(result, rows):
                     missing.append(f"{policy} {link}")
                 if not points:
                     continue
-                ax.plot([x for x, _, _ in points], [y for _, y, _ in points], marker="o", markersize=3,
-                        color=policy_colour[policy], linestyle=link_style[link], label=policy)
-                error_bars(ax, points, policy_colour[policy])
+                ax.plot([x for x, _, _ in points], [y for _, y, _ in points], marker=style.marker(policy), markersize=3,
+                        color=style.colour(policy), linestyle=link_style[link], label=policy)
+                error_bars(ax, points, style.colour(policy))
                 plotted = True
         title = ", ".join(t for t in (context_set, hardware, rtt) if t)
         finish_panel(ax, title, plotted, missing, "mean trace bandwidth (Gbps)", "mean TTFT (s), 95 % CI", log_x=True)
         if plotted:
             ax.set_yscale("log")
+            plain_log_ticks(ax.yaxis, ax.dataLim.intervaly)
     styles = [Line2D([], [], color="grey", linestyle=link_style[link], label=link) for link in links]
     figure_legend(fig, axes, extra=styles)
     return fig
@@ -555,7 +686,8 @@ def draw_ttft_vs_bandwidth_by_path(result, rows):
 
 def draw_violation_vs_quality(result):
     """summary.csv: SLO violation rate (x, % of requests) against mean quality (y, %); one series per
-    policy with one point per SLO, connected in SLO order and labelled with the SLO (s); one panel per
+    policy with one point per SLO, connected in SLO order and labelled with the SLO (s) where the label
+    fits (declutter); colour = policy, marker = ladder; one y range for all panels; one panel per
     trace_set (in order of mean bandwidth), or one pooled panel when there are more than
     MAX_VIOLATION_PANELS trace sets. Uses the single-request rows when there are any (single_requests);
     rows that share a point (context sets, hardware, rates) are averaged weighted by runs."""
@@ -564,14 +696,15 @@ def draw_violation_vs_quality(result):
     trace_sets = sorted(bandwidth, key=lambda t: (bandwidth[t] if finite(bandwidth[t]) else math.inf, t))
     pooled = len(trace_sets) > MAX_VIOLATION_PANELS
     panels = [f"all {len(trace_sets)} trace sets, pooled"] if pooled else trace_sets
-    policy_colour = colours({r["policy"] for r in rows})
+    policies = sorted({r["policy"] for r in rows})
+    style = result.style
     means, largest = pool(rows,
                           lambda r: (panels[0] if pooled else r["trace_set"], r["policy"], r["slo_s"]),
                           ["slo_violation_rate", "mean_quality"])
-    fig, axes = panel_grid(len(panels), f"{result.name}: SLO violations vs quality{pooled_note(largest)}")
+    fig, axes = panel_grid(len(panels), f"{result.name}: SLO violations vs quality{pooled_note(largest)}", sharey=True)
     for ax, panel in zip(axes, panels):
         plotted, missing = False, []
-        for policy in sorted(policy_colour):
+        for policy in policies:
             series = [(s, 100 * m["slo_violation_rate"], 100 * m["mean_quality"],
                        tuple(100 * v for v in m[("slo_violation_rate", "ci")]))
                       for (t, p, s), m in means.items() if (t, p) == (panel, policy)]
@@ -583,14 +716,15 @@ def draw_violation_vs_quality(result):
                 missing.append(policy)
                 continue
             _, xs, ys, cis = zip(*points)
-            ax.plot(xs, ys, marker="o", color=policy_colour[policy], label=policy)
-            error_bars(ax, list(zip(xs, ys, cis)), policy_colour[policy], horizontal=True)
+            ax.plot(xs, ys, marker=style.marker(policy), color=style.colour(policy), label=policy)
+            error_bars(ax, list(zip(xs, ys, cis)), style.colour(policy), horizontal=True)
             for slo, x, y, _ in points:
                 ax.annotate("no SLO" if slo is None else f"{slo:g} s", (x, y), xytext=(4, 4),
-                            textcoords="offset points", fontsize=7, color=policy_colour[policy])
+                            textcoords="offset points", fontsize=7, color=style.colour(policy))
             plotted = True
         finish_panel(ax, panel, plotted, missing, "SLO violation rate (% of requests, 95 % CI)", "mean quality (%)")
     figure_legend(fig, axes)
+    declutter(fig)
     return fig
 
 
@@ -606,13 +740,17 @@ def draw_ttft_cdf(result):
     all_slos = sorted({slo for slo, _ in ttfts}, key=slo_order)
     slos = all_slos[:MAX_CDF_PANELS]
     shown = f" (first {len(slos)} of {len(all_slos)} SLOs)" if len(all_slos) > len(slos) else ""
-    policy_colour = colours({policy for _, policy in ttfts})
+    policies = sorted({policy for _, policy in ttfts})
+    style = result.style
     finite_ttfts = [t for (slo, _), values in ttfts.items() if slo in slos for t in values if math.isfinite(t)]
     log_x = bool(finite_ttfts) and min(finite_ttfts) > 0 and max(finite_ttfts) / min(finite_ttfts) > 100
-    fig, axes = panel_grid(len(slos), f"{result.name}: TTFT distribution{shown}")
+    rows = single_requests(result.summary or [])
+    pooled = (f"\neach line pools every request of {len({r['trace_set'] for r in rows})} trace set(s) × "
+              f"{len({r['context_set'] for r in rows})} context set(s)") if rows else ""
+    fig, axes = panel_grid(len(slos), f"{result.name}: TTFT distribution{shown}{pooled}", sharey=True)
     for ax, slo in zip(axes, slos):
         plotted, missing = False, []
-        for policy in sorted(policy_colour):
+        for policy in policies:
             values = ttfts.get((slo, policy), [])
             done = sorted(t for t in values if math.isfinite(t))
             if values and not done:
@@ -620,7 +758,7 @@ def draw_ttft_cdf(result):
             if not done:
                 continue
             shares = [100 * (i + 1) / len(values) for i in range(len(done))]
-            ax.step([done[0]] + done, [0.0] + shares, where="post", color=policy_colour[policy], label=policy)
+            ax.step([done[0]] + done, [0.0] + shares, where="post", color=style.colour(policy), label=policy)
             plotted = True
         if slo is not None:
             ax.axvline(slo, color="black", linestyle="--", linewidth=1, label="SLO")
@@ -637,13 +775,14 @@ def draw_ttft_vs_load(result):
     for percentiles)."""
     rows = [r for r in result.summary if r["workload"] == "poisson" and finite(r["rate_per_s"])]
     slos = sorted({r["slo_s"] for r in rows}, key=slo_order)
-    policy_colour = colours({r["policy"] for r in rows})
+    policies = sorted({r["policy"] for r in rows})
+    style = result.style
     means, largest = pool(rows, lambda r: (r["slo_s"], r["policy"], r["rate_per_s"]), ["p50_ttft_s", "p95_ttft_s"])
-    fig, axes = panel_grid(len(slos), f"{result.name}: TTFT vs load{pooled_note(largest)}")
+    fig, axes = panel_grid(len(slos), f"{result.name}: TTFT vs load{pooled_note(largest)}", sharey=True)
     for ax, slo in zip(axes, slos):
         plotted, missing = False, []
-        for policy in sorted(policy_colour):
-            for field, percentile, style in (("p50_ttft_s", "p50", "-"), ("p95_ttft_s", "p95", "--")):
+        for policy in policies:
+            for field, percentile, line in (("p50_ttft_s", "p50", "-"), ("p95_ttft_s", "p95", "--")):
                 series = [(rate, m[field], m[(field, "ci")]) for (s, p, rate), m in means.items() if (s, p) == (slo, policy)]
                 if not series:
                     continue
@@ -652,9 +791,9 @@ def draw_ttft_vs_load(result):
                     missing.append(f"{policy} {percentile}")
                     continue
                 label = policy if percentile == "p50" else "_nolegend_"  # the p50 line carries the legend
-                ax.plot([x for x, _, _ in points], [y for _, y, _ in points], marker="o", linestyle=style,
-                        color=policy_colour[policy], label=label)
-                error_bars(ax, points, policy_colour[policy])
+                ax.plot([x for x, _, _ in points], [y for _, y, _ in points], marker=result.style.marker(policy),
+                        linestyle=line, color=result.style.colour(policy), label=label)
+                error_bars(ax, points, result.style.colour(policy))
                 plotted = True
         finish_panel(ax, slo_text(slo), plotted, missing, "arrival rate (requests/s)", "TTFT (s), 95 % CI")
     styles = [Line2D([], [], color="grey", linestyle="-", label="p50"),
@@ -710,10 +849,10 @@ def draw_rd(result):
         ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", color=codec_colour[codec], label=label)
         plotted = True
     ax.set_yscale("log")
-    if plotted:
-        ax.legend(loc="upper left", fontsize="small")
+    plain_log_ticks(ax.yaxis, ax.dataLim.intervaly)
     finish_panel(ax, "bytes vs quality", plotted, missing, "KL(reference || decoded), mean per token",
                  "compression vs fp16 (×)", log_x=True)
+    figure_legend(fig, [ax])
     return fig
 
 
@@ -757,7 +896,8 @@ def missing_input(result, kind):
 def choose_kinds(result, requested):
     """The kinds to draw: `requested` (from --figures), else config.json "figures" (a kind or a list; the
     runner writes [] when the config names none, which means the default), else every kind the result
-    has data for (ttft_vs_bandwidth only with >= 2 distinct bandwidths among the rows it draws). A kind
+    has data for (ttft_vs_bandwidth only with >= 2 distinct bandwidths among the rows it draws, along a
+    bandwidth axis: Result.bandwidth_axis). A kind
     asked for explicitly (either way) whose input is missing is an error."""
     figures = result.config.get("figures")
     if requested is None and figures:
@@ -776,22 +916,27 @@ def choose_kinds(result, requested):
         return list(dict.fromkeys(requested))
     kinds = [kind for kind in DRAW if missing_input(result, kind) is None]
     if "ttft_vs_bandwidth" in kinds:
-        bandwidths = {r["trace_mean_gbps"] for r in single_requests(result.summary) if finite(r["trace_mean_gbps"])}
+        axis = result.bandwidth_axis
+        bandwidths = {r["trace_mean_gbps"] for r in single_requests(result.summary)
+                      if finite(r["trace_mean_gbps"]) and (axis is None or r["trace_set"] in axis)}
         if len(bandwidths) < 2:
             kinds.remove("ttft_vs_bandwidth")
     return kinds
 
 
-def save_figure(fig, directory, kind):
-    """Writes directory/<kind>.png and .svg, each to a temporary file first and then renamed, so an
-    interrupted run never leaves a truncated figure. Returns the paths written."""
+FORMATS = ("png", "svg", "pdf")
+
+
+def save_figure(fig, directory, kind, formats=("png", "svg")):
+    """Writes directory/<kind>.<format> for each format, each to a temporary file first and then renamed,
+    so an interrupted run never leaves a truncated figure. Returns the paths written."""
     paths = []
-    for fmt in ("png", "svg"):
+    for fmt in formats:
         fd, temporary = tempfile.mkstemp(dir=directory, prefix=f".{kind}.", suffix=f".{fmt}.tmp")
         try:
             with os.fdopen(fd, "wb") as f:
                 fig.savefig(f, format=fmt, dpi=150, bbox_inches="tight",
-                            metadata={"Date": None} if fmt == "svg" else None)
+                            metadata={"Date": None} if fmt == "svg" else {"CreationDate": None} if fmt == "pdf" else None)
             os.chmod(temporary, 0o644)
             final = os.path.join(directory, f"{kind}.{fmt}")
             os.replace(temporary, final)
@@ -813,10 +958,22 @@ def kind_list(text):
     return kinds
 
 
+def format_list(text):
+    """argparse type for --format: comma-separated image formats."""
+    formats = [f.strip() for f in text.split(",") if f.strip()]
+    unknown = [f for f in formats if f not in FORMATS]
+    if unknown or not formats:
+        raise argparse.ArgumentTypeError(f"unknown format(s) {', '.join(unknown) or '(none given)'}; "
+                                         f"known: {', '.join(FORMATS)}")
+    return list(dict.fromkeys(formats))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="plot.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("result_dir", help="results/<name>/ as written by `kvstream run`")
     parser.add_argument("--figures", type=kind_list, help=f"comma-separated kinds: {', '.join(DRAW)}")
+    parser.add_argument("--format", type=format_list, default=["png", "svg"],
+                        help=f"comma-separated image formats: {', '.join(FORMATS)} (default png,svg)")
     args = parser.parse_args(argv)
     try:
         result = Result(args.result_dir)
@@ -827,7 +984,7 @@ def main(argv=None):
         directory = result.path("figures")
         os.makedirs(directory, exist_ok=True)
         for kind in kinds:
-            for path in save_figure(DRAW[kind](result), directory, kind):
+            for path in save_figure(DRAW[kind](result), directory, kind, args.format):
                 print(path, flush=True)
     except (PlotError, OSError) as e:
         print(f"plot.py: error: {e}", file=sys.stderr)
