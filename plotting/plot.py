@@ -791,9 +791,9 @@ def draw_ttft_vs_load(result):
                     missing.append(f"{policy} {percentile}")
                     continue
                 label = policy if percentile == "p50" else "_nolegend_"  # the p50 line carries the legend
-                ax.plot([x for x, _, _ in points], [y for _, y, _ in points], marker=result.style.marker(policy),
-                        linestyle=line, color=result.style.colour(policy), label=label)
-                error_bars(ax, points, result.style.colour(policy))
+                ax.plot([x for x, _, _ in points], [y for _, y, _ in points], marker=style.marker(policy),
+                        linestyle=line, color=style.colour(policy), label=label)
+                error_bars(ax, points, style.colour(policy))
                 plotted = True
         finish_panel(ax, slo_text(slo), plotted, missing, "arrival rate (requests/s)", "TTFT (s), 95 % CI")
     styles = [Line2D([], [], color="grey", linestyle="-", label="p50"),
