@@ -337,7 +337,9 @@ class Result:
         configured = self.config.get("policies")
         names = [p for p in configured if isinstance(p, str)] if isinstance(configured, list) else []
         names += sorted({r.get("policy_only", r["policy"]) for r in self.summary or []})
-        return PolicyStyle(names)
+        paths = [r["policy"].partition(" · ")[2] for r in self.summary or [] if " · " in r["policy"]]
+        return PolicyStyle(names, sorted(set(paths), key=lambda p: (p.split(" ")[0], float(p.split(" ")[1])
+                                                                     if p.split(" ")[1].replace(".", "", 1).isdigit() else 0, p)))
 
     @cached_property
     def bandwidth_axis(self):
@@ -460,23 +462,37 @@ def policy_parts(policy):
 
 
 class PolicyStyle:
-    """How a result directory draws its policies, the same in every figure: one colour per policy (its
-    spec without the ladder option, so that "cachegen" and "cachegen:ladder=transform" are one family)
-    and one marker per ladder (the default ladder first). `policies` in the order to number them
-    (the config's)."""
+    """How a result directory draws its series, the same in every figure: one colour per policy (its
+    spec without the ladder option, so that "cachegen" and "cachegen:ladder=transform" are one family),
+    one marker per ladder (the default ladder first) and, in results that sweep network paths, one
+    line style per path. `policies` and `paths` in the order to number them (the config's). A series
+    label is a policy, or "policy · path" (label_network_paths)."""
 
-    def __init__(self, policies):
+    def __init__(self, policies, paths=()):
         families = list(dict.fromkeys(policy_parts(p)[0] for p in policies))
         ladders = list(dict.fromkeys([""] + [policy_parts(p)[1] for p in policies]))
         cmap = plt.get_cmap("tab10" if len(families) <= 10 else "tab20")
         self._colour = {f: cmap(i % cmap.N) for i, f in enumerate(families)}
         self._marker = {ladder: MARKERS[i % len(MARKERS)] for i, ladder in enumerate(ladders)}
+        self._line = {path: SLO_STYLES[i % len(SLO_STYLES)] for i, path in enumerate(dict.fromkeys(paths))}
 
-    def colour(self, policy):
-        return self._colour.get(policy_parts(policy)[0], "grey")
+    @staticmethod
+    def policy(label):
+        return label.partition(" · ")[0]
 
-    def marker(self, policy):
-        return self._marker.get(policy_parts(policy)[1], "o")
+    def colour(self, label):
+        return self._colour.get(policy_parts(self.policy(label))[0], "grey")
+
+    def marker(self, label):
+        return self._marker.get(policy_parts(self.policy(label))[1], "o")
+
+    def line(self, label):
+        return self._line.get(label.partition(" · ")[2], "-")
+
+    def path_handles(self):
+        """Legend entries for the paths' line styles (none with one path)."""
+        return [Line2D([], [], color="grey", linestyle=line, label=path) for path, line in self._line.items()
+                if len(self._line) > 1]
 
 
 def panel_grid(count, title, sharey=False):
@@ -716,14 +732,15 @@ def draw_violation_vs_quality(result):
                 missing.append(policy)
                 continue
             _, xs, ys, cis = zip(*points)
-            ax.plot(xs, ys, marker=style.marker(policy), color=style.colour(policy), label=policy)
+            ax.plot(xs, ys, marker=style.marker(policy), color=style.colour(policy), linestyle=style.line(policy),
+                    label=style.policy(policy))
             error_bars(ax, list(zip(xs, ys, cis)), style.colour(policy), horizontal=True)
             for slo, x, y, _ in points:
                 ax.annotate("no SLO" if slo is None else f"{slo:g} s", (x, y), xytext=(4, 4),
                             textcoords="offset points", fontsize=7, color=style.colour(policy))
             plotted = True
         finish_panel(ax, panel, plotted, missing, "SLO violation rate (% of requests, 95 % CI)", "mean quality (%)")
-    figure_legend(fig, axes)
+    figure_legend(fig, axes, style.path_handles())
     declutter(fig)
     return fig
 
@@ -758,13 +775,14 @@ def draw_ttft_cdf(result):
             if not done:
                 continue
             shares = [100 * (i + 1) / len(values) for i in range(len(done))]
-            ax.step([done[0]] + done, [0.0] + shares, where="post", color=style.colour(policy), label=policy)
+            ax.step([done[0]] + done, [0.0] + shares, where="post", color=style.colour(policy), linestyle=style.line(policy),
+                    label=style.policy(policy))
             plotted = True
         if slo is not None:
             ax.axvline(slo, color="black", linestyle="--", linewidth=1, label="SLO")
         ax.set_ylim(0, 102)
         finish_panel(ax, slo_text(slo), plotted, missing, "TTFT (s)", "requests with TTFT ≤ x (%)", log_x=log_x)
-    figure_legend(fig, axes)
+    figure_legend(fig, axes, style.path_handles())
     return fig
 
 
