@@ -16,7 +16,7 @@ std::string python() {
 }  // namespace
 
 bool render_figures(const std::filesystem::path& result_dir, std::string& error, const std::vector<std::string>& kinds,
-                    const std::vector<std::string>& formats, std::string* written) {
+                    const std::vector<std::string>& formats, const std::string& width, std::string* written) {
   const std::filesystem::path script = std::filesystem::path(KVSTREAM_SOURCE_DIR) / "plotting" / "plot.py";
   std::vector<std::string> command = {python(), script.string(), result_dir.string()};
   const auto joined = [](const std::vector<std::string>& items) {
@@ -26,6 +26,7 @@ bool render_figures(const std::filesystem::path& result_dir, std::string& error,
   };
   if (!kinds.empty()) command.insert(command.end(), {"--figures", joined(kinds)});
   if (!formats.empty()) command.insert(command.end(), {"--format", joined(formats)});
+  if (!width.empty()) command.insert(command.end(), {"--width", width});
   std::string shown;
   for (const auto& word : command) shown += (shown.empty() ? "" : " ") + word;
   common::ProcessResult result;

@@ -7,12 +7,12 @@
 
 namespace kvstream::experiments {
 
-// Runs `plot.py DIR [--figures K,...] [--format F,...]` (empty: plot.py's defaults: every kind the
-// directory has data for, png and svg); returns false with the reason in `error` (no interpreter,
+// Runs `plot.py DIR [--figures K,...] [--format F,...] [--width W]` (empty: plot.py's defaults: every
+// kind the directory has data for, png and svg, screen size); returns false with the reason in `error` (no interpreter,
 // matplotlib missing, plot.py failed: its message) so a sweep's results are kept even when figures
 // cannot be drawn. What plot.py prints (the files written) goes to `written` when given.
 bool render_figures(const std::filesystem::path& result_dir, std::string& error,
                     const std::vector<std::string>& kinds = {}, const std::vector<std::string>& formats = {},
-                    std::string* written = nullptr);
+                    const std::string& width = "", std::string* written = nullptr);
 
 }  // namespace kvstream::experiments

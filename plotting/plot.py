@@ -495,14 +495,33 @@ class PolicyStyle:
                 if len(self._line) > 1]
 
 
+# Paper widths (inches) that --width names: one column and the whole page of a two-column paper
+# (ACM and IEEE templates: 3.33 and 7.0). None: 4.8 inches per panel, for the screen.
+PAPER_WIDTHS = {"column": 3.33, "page": 7.0}
+FIGURE = {"width_in": None}
+
+
+def use_width(name):
+    """Draws the next figures at a paper width (a PAPER_WIDTHS name) with fonts of a paper's size
+    (8 pt), or at screen size (None)."""
+    FIGURE["width_in"] = PAPER_WIDTHS[name] if name else None
+    matplotlib.rcParams.update({"font.size": 8 if name else 10, "axes.titlesize": 8 if name else "large",
+                                "figure.titlesize": 8 if name else "large", "legend.fontsize": 7 if name else "medium",
+                                "xtick.labelsize": 7 if name else "medium", "ytick.labelsize": 7 if name else "medium",
+                                "lines.markersize": 4 if name else 6, "lines.linewidth": 1.2 if name else 1.5})
+
+
 def panel_grid(count, title, sharey=False):
-    """A figure with `count` panels (at most 3 per row, 2x2 for 4) and a suptitle; returns (figure, list of axes).
-    With count 0 the figure holds one panel saying there is no data, and the list is empty. `sharey`:
-    one y range for every panel (facets of one measure are compared across panels)."""
-    ncols = 2 if count == 4 else min(max(count, 1), 3)
+    """A figure with `count` panels (at most 3 per row, 2x2 for 4; at a column's width one per row) and a
+    suptitle; returns (figure, list of axes). With count 0 the figure holds one panel saying there is no
+    data, and the list is empty. `sharey`: one y range for every panel (facets of one measure are
+    compared across panels)."""
+    width_in = FIGURE["width_in"]
+    ncols = 1 if width_in and width_in < 5 else 2 if count == 4 else min(max(count, 1), 3)
     nrows = math.ceil(max(count, 1) / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.8 * ncols, 3.9 * nrows), squeeze=False, layout="constrained",
-                             sharey=sharey)
+    panel_in = width_in / ncols if width_in else 4.8
+    figsize = (panel_in * ncols, (0.7 if width_in else 0.8125) * panel_in * nrows)
+    fig, axes = plt.subplots(nrows, ncols, figsize=figsize, squeeze=False, layout="constrained", sharey=sharey)
     axes = list(axes.ravel())
     if count == 0:
         mark_if_empty(axes[0], False)
@@ -513,13 +532,17 @@ def panel_grid(count, title, sharey=False):
 
 
 def figure_legend(fig, axes, extra=()):
-    """One legend, right of the panels, holding each distinct label of the axes once, then `extra` handles."""
+    """One legend, right of the panels (below them at a paper width), holding each distinct label of the
+    axes once, then `extra` handles."""
     entries = {}
     for ax in axes:
         for handle, label in zip(*ax.get_legend_handles_labels()):
             entries.setdefault(label, handle)
     handles = list(entries.values()) + list(extra)
-    if handles:
+    if handles and FIGURE["width_in"]:  # a paper's width is fixed: the legend goes below the panels
+        fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), frameon=False,
+                   ncol=1 if FIGURE["width_in"] < 5 else 2)
+    elif handles:
         fig.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
 
 
@@ -545,7 +568,7 @@ def plain_log_ticks(axis, data_range):
 
 def declutter(fig):
     """Hides every point label (an axes' annotation) that would overlap a label kept before it, the
-    panel's title or its tick labels: labels are placed in the order they were added, so the first of
+    panel's title or its tick labels, or leave the figure: labels are placed in the order they were added, so the first of
     a pile stays readable. Annotations stay out of the layout, which therefore does not move after."""
     for ax in fig.axes:
         for text in ax.texts:
@@ -558,7 +581,8 @@ def declutter(fig):
             taken += [t.get_window_extent(renderer) for t in axis.get_ticklabels() if t.get_visible() and t.get_text()]
         for text in ax.texts:
             box = text.get_window_extent(renderer)
-            if any(box.overlaps(other) for other in taken):
+            outside = box.x0 < fig.bbox.x0 or box.x1 > fig.bbox.x1 or box.y0 < fig.bbox.y0 or box.y1 > fig.bbox.y1
+            if outside or any(box.overlaps(other) for other in taken):
                 text.set_visible(False)
             else:
                 taken.append(box)
@@ -739,7 +763,7 @@ def draw_violation_vs_quality(result):
                 ax.annotate("no SLO" if slo is None else f"{slo:g} s", (x, y), xytext=(4, 4),
                             textcoords="offset points", fontsize=7, color=style.colour(policy))
             plotted = True
-        finish_panel(ax, panel, plotted, missing, "SLO violation rate (% of requests, 95 % CI)", "mean quality (%)")
+        finish_panel(ax, panel, plotted, missing, "SLO violations (%), 95 % CI", "mean quality (%)")
     figure_legend(fig, axes, style.path_handles())
     declutter(fig)
     return fig
@@ -992,6 +1016,9 @@ def main(argv=None):
     parser.add_argument("--figures", type=kind_list, help=f"comma-separated kinds: {', '.join(DRAW)}")
     parser.add_argument("--format", type=format_list, default=["png", "svg"],
                         help=f"comma-separated image formats: {', '.join(FORMATS)} (default png,svg)")
+    parser.add_argument("--width", choices=list(PAPER_WIDTHS),
+                        help="draw at a paper's width with 8 pt fonts: column (3.33 in) or page (7.0 in); "
+                             "default: 4.8 in per panel")
     args = parser.parse_args(argv)
     try:
         result = Result(args.result_dir)
@@ -999,6 +1026,7 @@ def main(argv=None):
         if not kinds:
             print(f"plot.py: nothing to plot in {args.result_dir}", file=sys.stderr)
             return 0
+        use_width(args.width)
         directory = result.path("figures")
         os.makedirs(directory, exist_ok=True)
         for kind in kinds:

@@ -162,7 +162,7 @@ TEST_F(RunCli, WritesEveryResultFileWithItsColumns) {
   // `kvstream plot` draws them again, in the kinds and formats asked for.
   const auto plotted = run("plot " + out.string() + " --kind ttft_cdf rd --format pdf");
   test_support::expect_failure(plotted, 1, "rd.jsonl");  // a kind without its input is an error
-  const auto pdf = run("plot " + out.string() + " --kind ttft_cdf --format pdf");
+  const auto pdf = run("plot " + out.string() + " --kind ttft_cdf --format pdf --width column");
   ASSERT_EQ(pdf.rc, 0) << pdf.err;
   EXPECT_EQ(pdf.out, (out / "figures/ttft_cdf.pdf").string() + "\n");
   EXPECT_GT(fs::file_size(out / "figures/ttft_cdf.pdf"), 1000u);

@@ -174,6 +174,20 @@ class FigureLayout(unittest.TestCase):
                 self.assertEqual(legend_problems(fig), [], kind)
             plot.plt.close(fig)
 
+    def test_at_paper_widths_too(self):
+        """At one column (3.33 in, panels stacked, legend below) and a page (7 in), with 8 pt fonts."""
+        try:
+            for width in plot.PAPER_WIDTHS:
+                plot.use_width(width)
+                for kind, fig in self.figures():
+                    with self.subTest(kind=kind, width=width):
+                        self.assertLessEqual(fig.get_size_inches()[0], plot.PAPER_WIDTHS[width] + 1e-9)
+                        self.assertEqual(overlapping(text_boxes(fig)), [], f"{kind} at {width} width")
+                        self.assertEqual(legend_problems(fig), [], f"{kind} at {width} width")
+                    plot.plt.close(fig)
+        finally:
+            plot.use_width(None)
+
     def test_log_axes_have_plain_tick_labels(self):
         for kind, fig in self.figures():
             for text, _ in text_boxes(fig):
