@@ -337,9 +337,9 @@ class Result:
         configured = self.config.get("policies")
         names = [p for p in configured if isinstance(p, str)] if isinstance(configured, list) else []
         names += sorted({r.get("policy_only", r["policy"]) for r in self.summary or []})
-        paths = [r["policy"].partition(" · ")[2] for r in self.summary or [] if " · " in r["policy"]]
-        return PolicyStyle(names, sorted(set(paths), key=lambda p: (p.split(" ")[0], float(p.split(" ")[1])
-                                                                     if p.split(" ")[1].replace(".", "", 1).isdigit() else 0, p)))
+        # Paths in the order the grid made them (the config's).
+        paths = dict.fromkeys(r["policy"].partition(" · ")[2] for r in self.summary or [] if " · " in r["policy"])
+        return PolicyStyle(names, paths)
 
     @cached_property
     def bandwidth_axis(self):
@@ -990,31 +990,24 @@ def save_figure(fig, directory, kind, formats=("png", "svg")):
     return paths
 
 
-def kind_list(text):
-    """argparse type for --figures: comma-separated kinds."""
-    kinds = [k.strip() for k in text.split(",") if k.strip()]
-    unknown = [k for k in kinds if k not in DRAW]
-    if unknown or not kinds:
-        raise argparse.ArgumentTypeError(f"unknown kind(s) {', '.join(unknown) or '(none given)'}; "
-                                         f"known: {', '.join(DRAW)}")
-    return kinds
-
-
-def format_list(text):
-    """argparse type for --format: comma-separated image formats."""
-    formats = [f.strip() for f in text.split(",") if f.strip()]
-    unknown = [f for f in formats if f not in FORMATS]
-    if unknown or not formats:
-        raise argparse.ArgumentTypeError(f"unknown format(s) {', '.join(unknown) or '(none given)'}; "
-                                         f"known: {', '.join(FORMATS)}")
-    return list(dict.fromkeys(formats))
+def choice_list(known, what):
+    """An argparse type for a comma-separated list of `known` names (kinds, formats), each once;
+    `what` names them in the error."""
+    def parse(text):
+        given = [item.strip() for item in text.split(",") if item.strip()]
+        unknown = [item for item in given if item not in known]
+        if unknown or not given:
+            raise argparse.ArgumentTypeError(f"unknown {what}(s) {', '.join(unknown) or '(none given)'}; "
+                                             f"known: {', '.join(known)}")
+        return list(dict.fromkeys(given))
+    return parse
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="plot.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("result_dir", help="results/<name>/ as written by `kvstream run`")
-    parser.add_argument("--figures", type=kind_list, help=f"comma-separated kinds: {', '.join(DRAW)}")
-    parser.add_argument("--format", type=format_list, default=["png", "svg"],
+    parser.add_argument("--figures", type=choice_list(DRAW, "kind"), help=f"comma-separated kinds: {', '.join(DRAW)}")
+    parser.add_argument("--format", type=choice_list(FORMATS, "format"), default=["png", "svg"],
                         help=f"comma-separated image formats: {', '.join(FORMATS)} (default png,svg)")
     parser.add_argument("--width", choices=list(PAPER_WIDTHS),
                         help="draw at a paper's width with 8 pt fonts: column (3.33 in) or page (7.0 in); "
