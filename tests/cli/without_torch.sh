@@ -1,19 +1,27 @@
 #!/usr/bin/env bash
-# The build without LibTorch (docs/ARCHITECTURE.md §8), end to end: configures and builds `kvstream`
-# with -DWITH_TORCH=OFF into BUILD_DIR, checks that it links no LibTorch, then runs what it must do:
-#   simulate on a synthetic profile; run on a config of context-profile files, in two shards; merge
-#   them into the single run's files; and say that the model commands need LibTorch.
-# Usage: without_torch.sh REPOSITORY BUILD_DIR [extra CMake arguments]
+# The build without LibTorch (docs/ARCHITECTURE.md §8), end to end: checks that BUILD_DIR's `kvstream`
+# links no LibTorch, then runs what it must do: simulate on a synthetic profile; run on a config of
+# context-profile files, in two shards; merge them into the single run's files; and say that the
+# model commands need LibTorch. BUILD_DIR is a torch-free build made before (ctest gives it the
+# sanitized build of tests/sanitizers/, so this also runs under ASan + UBSan); with extra CMake
+# arguments instead of --built, it configures and builds `kvstream` with -DWITH_TORCH=OFF there first.
+# Usage: without_torch.sh REPOSITORY BUILD_DIR (--built | [extra CMake arguments])
 set -euo pipefail
 repo=$1
 build=$2
 shift 2
 
-generator=()
-if command -v ninja > /dev/null; then generator=(-G Ninja); fi
-cmake "${generator[@]}" -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=Release -DWITH_TORCH=OFF -DKVSTREAM_BUILD_TESTS=OFF "$@" \
-  > "$build.configure.log" 2>&1 || { cat "$build.configure.log"; exit 1; }
-cmake --build "$build" --target kvstream -j "$(nproc)"
+if [ "${1:-}" = --built ]; then
+  grep -q '^WITH_TORCH:BOOL=OFF' "$build/CMakeCache.txt" ||
+    { echo "without_torch: $build is not a build with -DWITH_TORCH=OFF" >&2; exit 1; }
+  export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+else
+  generator=()
+  if command -v ninja > /dev/null; then generator=(-G Ninja); fi
+  cmake "${generator[@]}" -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=Release -DWITH_TORCH=OFF -DKVSTREAM_BUILD_TESTS=OFF "$@" \
+    > "$build.configure.log" 2>&1 || { cat "$build.configure.log"; exit 1; }
+  cmake --build "$build" --target kvstream -j "$(nproc)"
+fi
 kvstream=$build/kvstream
 
 fail() { echo "without_torch: FAILED: $*" >&2; exit 1; }
