@@ -57,6 +57,16 @@ ModelContexts model_contexts(const JsonNode& node, const ModelContexts& base, bo
   if (top_level || node.has("chunk_tokens")) m.chunk_tokens = node.at("chunk_tokens").integer_at_least(1);
   if (node.has("continuation_tokens")) m.continuation_tokens = int_at_least(node.at("continuation_tokens"), 2);
   if (node.has("stride_chars")) m.stride_chars = node.at("stride_chars").integer_at_least(1);
+  if (node.has("transform_fit")) {
+    const JsonNode fit = node.at("transform_fit");
+    fit.only_keys({"windows", "sensitivity_windows"});
+    if (fit.has("windows")) m.transform_fit.windows = int_at_least(fit.at("windows"), 1);
+    if (fit.has("sensitivity_windows"))
+      m.transform_fit.sensitivity_windows = int_at_least(fit.at("sensitivity_windows"), 0);
+    if (m.transform_fit.windows && m.transform_fit.sensitivity_windows > m.transform_fit.windows)
+      fit.at("sensitivity_windows").fail("expected at most the " + std::to_string(*m.transform_fit.windows) +
+                                         " windows of the fit");
+  }
   return m;
 }
 
@@ -86,7 +96,7 @@ void parse_context_set(const JsonNode& node, std::vector<ContextSetConfig>& out)
   }
   if (source != "model") node.at("source").fail("expected \"model\", \"synthetic\" or \"files\", got \"" + source + "\"");
   node.only_keys({"name", "source", "model", "dataset", "count", "tokens", "chunk_tokens", "continuation_tokens",
-                  "stride_chars", "fallback", "extrapolate"});
+                  "stride_chars", "transform_fit", "fallback", "extrapolate"});
   set.measured = model_contexts(node, {}, true);
   if (node.has("extrapolate") && !node.at("extrapolate").value().is_null()) {
     const JsonNode e = node.at("extrapolate");
@@ -98,7 +108,7 @@ void parse_context_set(const JsonNode& node, std::vector<ContextSetConfig>& out)
   const bool has_fallback = node.has("fallback") && !node.at("fallback").value().is_null();
   if (has_fallback) {
     node.at("fallback").only_keys({"model", "dataset", "count", "tokens", "chunk_tokens", "continuation_tokens",
-                                   "stride_chars"});
+                                   "stride_chars", "transform_fit"});
     if (tokens.size() > 1 && node.at("fallback").has("tokens"))
       node.at("fallback").at("tokens").fail("a fallback with its own tokens would make every set of the tokens list "
                                             "the same when it is used; give the sweep's sets separately");
@@ -391,9 +401,13 @@ ExperimentConfig read_experiment_config(const std::string& path) {
 
 namespace {
 nlohmann::json to_json(const ModelContexts& m) {
-  return {{"model", m.model},       {"dataset", m.dataset},         {"count", m.count},
-          {"tokens", m.tokens},     {"chunk_tokens", m.chunk_tokens}, {"continuation_tokens", m.continuation_tokens},
-          {"stride_chars", m.stride_chars}};
+  nlohmann::json out = {{"model", m.model},       {"dataset", m.dataset},         {"count", m.count},
+                        {"tokens", m.tokens},     {"chunk_tokens", m.chunk_tokens}, {"continuation_tokens", m.continuation_tokens},
+                        {"stride_chars", m.stride_chars}};
+  // Only when set, so that the configs of earlier runs read back the same.
+  if (m.transform_fit.windows) out["transform_fit"]["windows"] = *m.transform_fit.windows;
+  if (m.transform_fit.sensitivity_windows) out["transform_fit"]["sensitivity_windows"] = *m.transform_fit.sensitivity_windows;
+  return out;
 }
 }  // namespace
 

@@ -1,5 +1,6 @@
 #include "profiling/fitted_transform.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "codec/codec.h"
@@ -18,9 +19,13 @@ namespace {
 constexpr int kFitVersion = 1;
 
 // The calibration of `model` for experiment configs: from the cache, else fitted and stored there.
-std::string fitted_calibration(const models::LoadedModel& model, const nlohmann::json& model_fingerprint,
-                               const std::filesystem::path& cache_dir, const ProgressLog& log) {
-  const eval::TextWindows windows = eval::calibration_windows(model.name);
+std::string fitted_calibration(const models::LoadedModel& model, const TransformFit& fit,
+                               const nlohmann::json& model_fingerprint, const std::filesystem::path& cache_dir,
+                               const ProgressLog& log) {
+  eval::TextWindows windows = eval::calibration_windows(model.name);
+  windows.contexts = fit.windows.value_or(windows.contexts);
+  const int sensitivity_windows =
+      fit.sensitivity_windows.value_or(std::min(eval::kTransformSensitivityWindows, windows.contexts));
   const codec::TransformCalibration::Options options;  // `kvstream calibrate`'s defaults
   const nlohmann::json inputs = {
       {"fit_version", kFitVersion},
@@ -28,7 +33,7 @@ std::string fitted_calibration(const models::LoadedModel& model, const nlohmann:
       {"windows",
        {{"text", windows.text_path}, {"contexts", windows.contexts}, {"context_tokens", windows.context_tokens},
         {"window_chars", windows.window_chars}, {"stride_chars", windows.stride_chars}, {"first_char", windows.first_char}}},
-      {"sensitivity_windows", eval::kTransformSensitivityWindows},
+      {"sensitivity_windows", sensitivity_windows},
       {"sink_tokens", options.sink_tokens},
       {"level_distortions", options.level_distortions}};
   const std::filesystem::path path = cache_dir / "calibrations" / (common::content_hash(inputs.dump()) + ".kvcal");
@@ -58,12 +63,13 @@ std::string fitted_calibration(const models::LoadedModel& model, const nlohmann:
   }
   const auto start = std::chrono::steady_clock::now();
   std::filesystem::create_directories(path.parent_path());
-  const auto cal = eval::fit_transform(model, windows, options, eval::kTransformSensitivityWindows);
+  const auto cal = eval::fit_transform(model, windows, options, sensitivity_windows);
   cal.save(path);  // atomic, and the record after it: a calibration without its record is fitted again
   const nlohmann::json stored = {{"inputs", inputs}, {"calibration_id", common::hex64(cal.id())}};
   common::write_file_atomically(record, [&](std::ostream& out) { out << stored.dump(2) << "\n"; });
   log("transform codec for " + model.name + ": fitted on " + std::to_string(windows.contexts) + " windows of " +
-      std::to_string(windows.context_tokens) + " tokens of " + windows.text_path + " in " +
+      std::to_string(windows.context_tokens) + " tokens of " + windows.text_path + " (sensitivity on " +
+      std::to_string(sensitivity_windows) + ") in " +
       std::to_string(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()) + " s (" +
       path.string() + ", id " + common::hex64(cal.id()) + ")");
   return path.string();
@@ -72,14 +78,14 @@ std::string fitted_calibration(const models::LoadedModel& model, const nlohmann:
 }  // namespace
 
 std::map<std::string, std::string> fit_transform_specs(const std::vector<std::string>& codecs,
-                                                       const models::LoadedModel& model,
+                                                       const models::LoadedModel& model, const TransformFit& fit,
                                                        const nlohmann::json& model_fingerprint,
                                                        const std::filesystem::path& cache_dir, const ProgressLog& log) {
   std::map<std::string, std::string> runs_as;
   std::string calibration;  // one per model, whatever the number of specs
   for (const auto& spec : codecs) {
     if (!codec::transform_needs_calibration(spec)) continue;
-    if (calibration.empty()) calibration = fitted_calibration(model, model_fingerprint, cache_dir, log);
+    if (calibration.empty()) calibration = fitted_calibration(model, fit, model_fingerprint, cache_dir, log);
     runs_as[spec] = codec::with_calibration(spec, calibration);
   }
   return runs_as;

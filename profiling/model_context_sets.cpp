@@ -108,7 +108,7 @@ MeasuredContextSet measure_model_contexts(const ModelContextsRequest& request, c
   nlohmann::json codec_contents = nlohmann::json::array();  // the files the specs name, by content
   nlohmann::json codecs_used = nlohmann::json::array();     // the same for manifest.json, spec by spec
   try {
-    options.runs_as = fit_transform_specs(request.codecs, loaded.model, fingerprint, cache.dir(), log);
+    options.runs_as = fit_transform_specs(request.codecs, loaded.model, m.transform_fit, fingerprint, cache.dir(), log);
     for (const auto& spec : request.codecs) {
       const auto codec = codec::make_codec(options.runnable(spec));
       codec::check_codec_model(*codec, loaded.model.name);

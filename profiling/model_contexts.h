@@ -16,6 +16,15 @@
 
 namespace kvstream::profiling {
 
+// How the transform codec is fitted to the set's model for `transform` specs without cal=
+// (profiling/fitted_transform.h); unset fields keep `kvstream calibrate`'s defaults (the model's
+// eval::calibration_windows, eval::kTransformSensitivityWindows).
+struct TransformFit {
+  std::optional<int> windows;              // calibration text windows (the default length each)
+  std::optional<int> sensitivity_windows;  // windows on which each row's effect on KL is measured (0: none)
+  bool operator==(const TransformFit&) const = default;
+};
+
 // The model-side fields of a measured context set.
 struct ModelContexts {
   std::string model;       // catalog name or path (models/model_catalog.h)
@@ -25,6 +34,7 @@ struct ModelContexts {
   int64_t chunk_tokens = 0;
   int continuation_tokens = 32;  // K real tokens after the context, for quality
   int64_t stride_chars = 20000;  // window i starts at character stride_chars * i
+  TransformFit transform_fit;
 };
 
 struct ModelContextsRequest {

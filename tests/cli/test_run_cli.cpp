@@ -627,6 +627,20 @@ TEST_F(RunCli, ATransformSpecIsFittedToTheModelOnceAndCached) {
   EXPECT_EQ(bad.rc, 1);
   EXPECT_NE(bad.err.find("$.codecs[1]"), std::string::npos) << bad.err;
   EXPECT_NE(bad.err.find("d=: relative distortion 2 is outside [1e-08, 1]"), std::string::npos) << bad.err;
+
+  // A lighter fit (the set's transform_fit) is another calibration, under its own key.
+  config["name"] = "light";
+  config["codecs"][1] = "transform:d=0.01";
+  config["contexts"][0]["transform_fit"] = {{"windows", 4}, {"sensitivity_windows", 1}};
+  const auto light = run_config(write_config(config), "--no-figures");
+  ASSERT_EQ(light.rc, 0) << light.err;
+  EXPECT_NE(light.err.find("transform codec for stories260K: fitted on 4 windows of 384 tokens of "
+                           "text/tinystories/tinystories_val.txt (sensitivity on 1)"),
+            std::string::npos)
+      << light.err;
+  calibrations = 0;
+  for (const auto& file : fs::directory_iterator(dir_ / "cache/calibrations")) calibrations += file.path().extension() == ".kvcal";
+  EXPECT_EQ(calibrations, 2u);
 }
 
 // The main job's promise: without the model's files or the trace data it still runs, on the

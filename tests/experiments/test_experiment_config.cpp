@@ -84,6 +84,21 @@ TEST(ExperimentConfig, ErrorsNameTheJsonPath) {
          j["slo_s"] = -1;
        },
        "c.json: $.slo_s: expected an SLO > 0 seconds, got -1"},
+      {[](auto& j) {
+         j["contexts"][0] = {{"name", "m"}, {"model", "smollm2"}, {"dataset", "x.txt"}, {"chunk_tokens", 64}, {"tokens", 512},
+                             {"transform_fit", {{"windows", 2}, {"sensitivity_windows", 3}}}};
+       },
+       "c.json: $.contexts[0].transform_fit.sensitivity_windows: expected at most the 2 windows of the fit"},
+      {[](auto& j) {
+         j["contexts"][0] = {{"name", "m"}, {"model", "smollm2"}, {"dataset", "x.txt"}, {"chunk_tokens", 64}, {"tokens", 512},
+                             {"transform_fit", {{"window", 2}}}};
+       },
+       "c.json: $.contexts[0].transform_fit: unknown key \"window\""},
+      {[](auto& j) {
+         j["contexts"][0] = {{"name", "m"}, {"model", "smollm2"}, {"dataset", "x.txt"}, {"chunk_tokens", 64}, {"tokens", 512},
+                             {"fallback", {{"model", "stories260K"}, {"transform_fit", {{"windows", 0}}}}}};
+       },
+       "c.json: $.contexts[0].fallback.transform_fit.windows: expected an integer >= 1, got 0"},
       {[](auto& j) { j["repetitions"] = 1.5; }, "c.json: $.repetitions: expected an integer, got 1.5"},
       {[](auto& j) { j["repetitions"] = 1000000000; }, "c.json: $.repetitions: expected at most 100000 repetitions, got 1000000000"},
       {[](auto& j) { j["workload"] = {{"kind", "poisson"}, {"rate_per_s", 1}, {"requests", 100000000}}; },
@@ -113,7 +128,8 @@ TEST(ExperimentConfig, TokenListsExpandAndTheResolvedFormReadsBack) {
   auto j = minimal();
   j["contexts"].push_back({{"name", "wiki"}, {"model", "smollm2"}, {"dataset", "text/wikitext2/wiki.test.raw"},
                            {"tokens", {1024, 2048}}, {"chunk_tokens", 256},
-                           {"fallback", {{"model", "stories260K"}, {"chunk_tokens", 128}}},
+                           {"transform_fit", {{"windows", 4}, {"sensitivity_windows", 1}}},
+                           {"fallback", {{"model", "stories260K"}, {"chunk_tokens", 128}, {"transform_fit", {{"windows", 8}}}}},
                            {"extrapolate", {{"chunks", 10}, {"chunk_tokens", 1500}}}});
   j["kv_scale"] = "llama-2-70b";
   j["hardware"] = "a40_mistral-7b";
@@ -129,6 +145,9 @@ TEST(ExperimentConfig, TokenListsExpandAndTheResolvedFormReadsBack) {
   EXPECT_EQ(c.context_sets[2].fallback->chunk_tokens, 128);
   EXPECT_EQ(c.context_sets[2].fallback->dataset, "text/wikitext2/wiki.test.raw");
   EXPECT_EQ(c.context_sets[2].extrapolate->chunk_tokens, 1500);
+  EXPECT_EQ(c.context_sets[2].measured.transform_fit, (profiling::TransformFit{4, 1}));
+  EXPECT_EQ(c.context_sets[2].fallback->transform_fit, (profiling::TransformFit{8, 1}));  // sensitivity kept
+  EXPECT_FALSE(c.context_sets[0].measured.transform_fit.windows);
   EXPECT_EQ(c.kv_scale->fp16_bytes_per_token, 327680);
   EXPECT_EQ(c.hardware, (std::vector<std::string>{"a40_mistral-7b"}));
   const auto resolved = to_json(c);
