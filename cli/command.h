@@ -49,6 +49,7 @@ int run_main(const std::vector<std::string>& args);
 int merge_main(const std::vector<std::string>& args);
 int plot_main(const std::vector<std::string>& args);
 int slurm_main(const std::vector<std::string>& args);
+int data_main(const std::vector<std::string>& args);
 
 namespace po = boost::program_options;
 

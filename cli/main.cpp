@@ -37,7 +37,8 @@ int main(int argc, char** argv) {
       {"run", "run an experiment config (a sweep) into results/<name>/: runs.jsonl, summary.csv, figures", run_main},
       {"merge", "join the result directories of `kvstream run --shard i/N` into one", merge_main},
       {"plot", "draw a result directory's figures again: other kinds, PDF for a paper", plot_main},
-      {"slurm", "run an experiment config on a Slurm cluster: profiling, grid and merge jobs (sbatch)", slurm_main}};
+      {"slurm", "run an experiment config on a Slurm cluster: profiling, grid and merge jobs (sbatch)", slurm_main},
+      {"data", "where a data file is found (the search order below), for scripts", data_main}};
   auto usage = [&](std::ostream& out) {
     out << "usage: kvstream <command> [options]   (kvstream <command> --help for its options)\n\ncommands:\n";
     for (const auto& c : commands) out << "  " << c.name << std::string(18 - std::min<size_t>(17, c.name.size()), ' ') << c.summary << "\n";

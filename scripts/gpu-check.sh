@@ -31,10 +31,10 @@ if [[ ${1:-} == --prepare ]]; then
   cp /usr/lib/x86_64-linux-gnu/libzstd.a "$deps/lib/"
   cp -r /usr/src/googletest/googletest "$deps/googletest"
   fixture=kv/stories260K_tinystories_4x512.safetensors
-  for root in "${KVSTREAM_DATA:-}" "$repo/../shared/data" "${XDG_CACHE_HOME:-$HOME/.cache}/kvstream/data"; do
-    if [[ -n $root && -f $root/$fixture ]]; then cp "$root/$fixture" "$deps/data/kv/"; break; fi
-  done
-  [[ -f $deps/data/$fixture ]] || { echo "gpu-check: $fixture not found (scripts/fetch-data.sh)" >&2; exit 1; }
+  kvstream=${KVSTREAM_BUILD_DIR:-$repo/build}/kvstream
+  [[ -x $kvstream ]] || { echo "gpu-check: --prepare needs $kvstream (bash scripts/setup.sh --main)" >&2; exit 1; }
+  found=$("$kvstream" data which "$fixture") || exit 1  # its error names the roots searched
+  cp "$found" "$deps/data/kv/"
   bash "$repo/scripts/gpu-prefill.sh" --prepare
   echo "gpu-check: prepared $deps ($(du -sh "$deps" | cut -f1)); carry it to the GPU machine and run scripts/gpu-check.sh"
   exit 0

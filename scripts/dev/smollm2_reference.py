@@ -10,8 +10,7 @@ DEV-ONLY. Neither package is a kvstream dependency; kvstream's tests only read t
     CMAKE_BUILD_PARALLEL_LEVEL=2 /tmp/llamaref/bin/pip install llama-cpp-python==0.3.36 gguf numpy
     /tmp/llamaref/bin/python scripts/dev/smollm2_reference.py [path/to/SmolLM2-135M-Instruct.Q4_1.gguf]
 
-The GGUF defaults to the data cache that scripts/fetch-data.sh fills; WikiText-2 is read from
-../shared/data (or $KVSTREAM_DATA).
+The GGUF and WikiText-2 are found where kvstream finds them (`build/kvstream data which`).
 
 What the JSON holds (all from llama.cpp unless said otherwise):
   metadata     scalar GGUF keys, read with the `gguf` package
@@ -37,6 +36,7 @@ import json
 import math
 import os
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -80,15 +80,12 @@ TRICKY = {
 
 
 def resolve(relative):
-    roots = []
-    if os.environ.get("KVSTREAM_DATA"):
-        roots.append(Path(os.environ["KVSTREAM_DATA"]))
-    roots.append(REPO.parent / "shared/data")
-    roots.append(Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "kvstream/data")
-    for root in roots:
-        if (root / relative).is_file():
-            return root / relative
-    sys.exit(f"{relative} not found under {', '.join(map(str, roots))}")
+    """Where kvstream finds `relative` (`kvstream data which`: one search order, the resolver's)."""
+    kvstream = Path(os.environ.get("KVSTREAM_BUILD_DIR", REPO / "build")) / "kvstream"
+    found = subprocess.run([str(kvstream), "data", "which", relative], capture_output=True, text=True)
+    if found.returncode != 0:
+        sys.exit(found.stderr.strip() or f"{kvstream} data which {relative} failed")
+    return Path(found.stdout.strip())
 
 
 def scalar(field):

@@ -341,4 +341,29 @@ TEST_F(Cli, MissingInputsAreNamed) {
   EXPECT_EQ(files(), std::vector<std::string>{"X.kvs"});
 }
 
+// `kvstream data` is the resolver for scripts: the same search order, one place.
+TEST_F(Cli, DataWhichFindsFilesWhereCommandsDoAndNamesTheRootsOfAMissingOne) {
+  const auto root = dir_ / "data";
+  std::filesystem::create_directories(root / "text");
+  std::ofstream(root / "text/a.txt") << "a";
+  std::ofstream(dir_ / "here.txt") << "b";
+  const std::string env = "KVSTREAM_DATA='" + root.string() + "' XDG_CACHE_HOME='" + (dir_ / "cache").string() + "'";
+  const Result which = test_support::run_kvstream(dir_, "data which text/a.txt here.txt", env);
+  ASSERT_EQ(which.rc, 0) << which.err;
+  EXPECT_EQ(which.out, (root / "text/a.txt").string() + "\n" + (dir_ / "here.txt").string() + "\n");
+
+  const Result roots = test_support::run_kvstream(dir_, "data roots", env);
+  ASSERT_EQ(roots.rc, 0) << roots.err;
+  EXPECT_EQ(roots.out.rfind(root.string() + "\n", 0), 0u) << roots.out;  // $KVSTREAM_DATA first
+  EXPECT_NE(roots.out.find((dir_ / "cache/kvstream/data").string() + "\n"), std::string::npos) << roots.out;
+
+  // One missing file: an error naming it and the roots, and no path printed for the others.
+  const Result missing = test_support::run_kvstream(dir_, "data which text/a.txt text/b.txt", env);
+  expect_failure(missing, 1, "text/b.txt");
+  EXPECT_NE(missing.err.find(root.string()), std::string::npos) << missing.err;
+  EXPECT_EQ(missing.out, "");
+  expect_failure(run("data which"), 2, "which needs at least one FILE");
+  expect_failure(run("data where x"), 2, "unknown action \"where\"");
+}
+
 }  // namespace
