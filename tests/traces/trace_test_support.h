@@ -2,7 +2,6 @@
 // temporary directory per test for small hand-written trace files.
 #pragma once
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -10,6 +9,7 @@
 #include <string>
 
 #include "common/data_resolver.h"
+#include "tests/test_support.h"
 
 namespace kvstream::traces::test {
 
@@ -22,25 +22,15 @@ inline std::optional<std::filesystem::path> traces_dir() {
   }
 }
 
-class TempDirTest : public ::testing::Test {
+// The shared fresh temporary directory (tests/test_support.h), with a writer of small trace files.
+class TempDirTest : public test_support::TempDirTest {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = std::filesystem::temp_directory_path() /
-           ("kvstream_traces_" + std::to_string(::getpid()) + "_" + info->test_suite_name() + "_" + info->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   // Writes `content` to dir_/name and returns its path.
   std::string write(const std::string& name, const std::string& content) const {
     const auto path = dir_ / name;
     std::ofstream(path, std::ios::binary) << content;
     return path.string();
   }
-
-  std::filesystem::path dir_;
 };
 
 }  // namespace kvstream::traces::test
