@@ -1,4 +1,4 @@
-// Measured prefill timing profiles (`kvstream profile-prefill`, tools/gpu_prefill): time the model
+// Measured prefill timing profiles (`kvstream profile-prefill`, profiling/gpu_prefill): time the model
 // (real or random weights: timing does not depend on values) on a grid of (prefix p, chunk n)
 // tokens, warm-up then the median of repetitions, possibly on a subset of layers scaled to the full
 // depth, on the CPU or a CUDA GPU in the model's dtype; then fit the cost model of

@@ -7,7 +7,7 @@
 #                                           (git-ignored, never committed); run it after gpu-check.sh
 #                                           --prepare, which empties .gpu-deps/ first
 #   bash scripts/gpu-prefill.sh             on the GPU machine (with .gpu-deps/ carried along): builds
-#                                           tools/gpu_prefill against PyTorch's LibTorch with CMake into
+#                                           profiling/gpu_prefill against PyTorch's LibTorch with CMake into
 #                                           build-gpu-prefill/, then times Mistral-7B- and Llama-2-70B-
 #                                           shaped models in bf16 and writes <gpu>_<model>.json profiles
 #                                           into ${OUT:-build-gpu-prefill/profiles}
@@ -61,9 +61,9 @@ export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-$arch_list}
 mkdir -p "$build"
 generator=()
 if command -v ninja > /dev/null; then generator=(-G Ninja); fi  # else CMake's default (make)
-cmake "${generator[@]}" -S "$repo/tools/gpu_prefill" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$torch_info" \
+cmake "${generator[@]}" -S "$repo/profiling/gpu_prefill" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$torch_info" \
       -DKVSTREAM_DEPS_INCLUDE="$deps/include" > "$build/configure.log" 2>&1 ||
-  { cat "$build/configure.log" >&2; echo "gpu-prefill: CMake could not configure tools/gpu_prefill (log above)" >&2; exit 1; }
+  { cat "$build/configure.log" >&2; echo "gpu-prefill: CMake could not configure profiling/gpu_prefill (log above)" >&2; exit 1; }
 grep -E "^-- (gpu_prefill|Found CUDA|Caffe2: CUDA detected)" "$build/configure.log" || true
 cmake --build "$build" -j "$(nproc)"
 # shellcheck disable=SC2086

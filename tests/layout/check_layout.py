@@ -20,7 +20,7 @@ import unittest
 ROOT = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else os.getcwd()
 GRAPH = sys.argv[2] if len(sys.argv) > 2 else os.path.join(ROOT, 'build', 'module_graph.json')
 SOURCE_EXTENSIONS = ('.h', '.cpp', '.cu', '.cuh', '.cc')
-SKIPPED_DIRS = {'.git', 'tests', 'tools', 'scripts', 'plotting', 'docs'}
+SKIPPED_DIRS = {'.git', 'tests', 'scripts', 'plotting', 'docs'}
 
 
 def read(path):
@@ -51,8 +51,6 @@ def linked_modules():
     module_of = {t['target']: t['module'] for t in graph}
     uses = {}
     for t in graph:
-        if '/' in t['module']:  # tools/...: not a module of the table
-            continue
         deps = uses.setdefault(t['module'], set())
         for d in t['depends']:
             if module_of.get(d, t['module']) != t['module']:

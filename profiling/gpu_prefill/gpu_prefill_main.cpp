@@ -5,7 +5,7 @@
 // scaled to the full depth) and writes <device slug>_<architecture>.json into --out-dir.
 //
 // It needs only LibTorch and the header-only nlohmann/json and Eigen, so that a GPU machine with
-// nothing but a CUDA PyTorch, CMake and a compiler builds it (tools/gpu_prefill/CMakeLists.txt,
+// nothing but a CUDA PyTorch, CMake and a compiler builds it (profiling/gpu_prefill/CMakeLists.txt,
 // driven by scripts/gpu-prefill.sh); the main build builds it too, for its CPU test.
 #include <filesystem>
 #include <iostream>
