@@ -1,9 +1,10 @@
 // The transform codec fitted to a context set's model, for the `transform` specs of an experiment
 // config that name no calibration (codec::transform_needs_calibration): fitted as `kvstream
 // calibrate` fits by default (eval::calibration_windows of the model, eval::fit_transform with
-// sensitivity weights) or with the set's `transform_fit` (fewer windows), once per model and fit and kept in the profile cache's calibrations/ folder as
-// <key>.kvcal, key the hash of what the fit depends on (the model's fingerprint, the windows, the
-// fit's options), so later runs and shards reuse it. Beside it, <key>.kvcal.json records the inputs
+// sensitivity weights) or with the set's `transform_fit` (fewer windows), once per model and fit,
+// and kept in the profile cache's calibrations/ folder as <key>.kvcal, key the hash of what the fit
+// depends on (the model's fingerprint, the windows, the fit's options), so later runs and shards
+// reuse it. Beside it, <key>.kvcal.json records the inputs
 // and the calibration's id: a cached file that is not what its record says (or has none, or was
 // fitted to another model) is fitted again, so a calibration copied over a cache entry is never used
 // silently. The calibration text is never what the contexts are cut from unless a config makes it
