@@ -4,8 +4,8 @@
 #include <benchmark/benchmark.h>
 
 #include "codec/codec.h"
-#include "codec/crc32c.h"
-#include "codec/safetensors.h"
+#include "codec/format/crc32c.h"
+#include "codec/format/kv_dump.h"
 #include "tests/test_support.h"
 
 namespace {

@@ -5,9 +5,9 @@
 #include <cmath>
 #include <optional>
 
-#include "codec/cachegen_codec.h"
+#include "codec/cachegen/cachegen_codec.h"
+#include "codec/cachegen/offline_cdf.h"
 #include "codec/codec.h"
-#include "codec/offline_cdf.h"
 
 namespace kvstream::bench {
 namespace {

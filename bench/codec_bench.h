@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "codec/safetensors.h"
+#include "codec/format/kv_dump.h"
 
 namespace kvstream::bench {
 

@@ -17,13 +17,13 @@
 #include <string>
 #include <vector>
 
+#include "codec/cachegen/gpu_decode.h"
+#include "codec/cachegen/gpu_encode.h"
 #include "codec/codec.h"
 #include "codec/cuda/device_info.h"
-#include "codec/gpu_decode.h"
-#include "codec/gpu_encode.h"
-#include "codec/gpu_transform_decode.h"
-#include "codec/gpu_transform_encode.h"
-#include "codec/transform_calibration.h"
+#include "codec/transform/gpu_transform_decode.h"
+#include "codec/transform/gpu_transform_encode.h"
+#include "codec/transform/transform_calibration.h"
 
 using namespace kvstream::codec;
 

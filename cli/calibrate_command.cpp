@@ -1,4 +1,4 @@
-// `kvstream calibrate`: fit the transform codec (codec/transform_calibration.h) to a model on
+// `kvstream calibrate`: fit the transform codec (codec/transform/transform_calibration.h) to a model on
 // calibration text and write its .kvcal file. The default text is never the text `quality` and `rd`
 // score on by default: WikiText-2's validation split for SmolLM2 and other long-context models (they
 // score on the test split), the second half of TinyStories' validation file for llama2.c models
@@ -7,8 +7,8 @@
 #include <sstream>
 
 #include "cli/command.h"
-#include "codec/transform_calibration.h"
-#include "codec/transform_distortion.h"
+#include "codec/transform/transform_calibration.h"
+#include "codec/transform/transform_distortion.h"
 #include "common/content_hash.h"
 #include "eval/transform_fit.h"
 #include "models/model_catalog.h"

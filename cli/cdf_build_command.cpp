@@ -1,9 +1,9 @@
-// `kvstream cdf-build`: an offline per-model CDF table (codec/offline_cdf.h) from profiling contexts.
+// `kvstream cdf-build`: an offline per-model CDF table (codec/cachegen/offline_cdf.h) from profiling contexts.
 #include <iostream>
 
 #include "cli/command.h"
-#include "codec/offline_cdf.h"
-#include "codec/safetensors.h"
+#include "codec/cachegen/offline_cdf.h"
+#include "codec/format/kv_dump.h"
 #include "common/content_hash.h"
 
 namespace kvstream::cli {

@@ -3,10 +3,10 @@
 #include <memory>
 
 #include "cli/command.h"
-#include "codec/kvs_file.h"
-#include "codec/offline_cdf.h"
-#include "codec/safetensors.h"
-#include "codec/transform_calibration.h"
+#include "codec/cachegen/offline_cdf.h"
+#include "codec/format/kv_dump.h"
+#include "codec/format/kvs_file.h"
+#include "codec/transform/transform_calibration.h"
 
 namespace kvstream::cli {
 namespace {

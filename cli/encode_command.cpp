@@ -3,8 +3,8 @@
 
 #include "cli/command.h"
 #include "codec/codec.h"
-#include "codec/kvs_file.h"
-#include "codec/safetensors.h"
+#include "codec/format/kv_dump.h"
+#include "codec/format/kvs_file.h"
 
 namespace kvstream::cli {
 namespace {

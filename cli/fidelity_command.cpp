@@ -1,9 +1,7 @@
 // `kvstream fidelity CONFIG.json`: the simulator held against the emulator (docs/EMULATION.md
-// "`kvstream fidelity`"): every case of the config emulated and simulated on the same trace
-// offsets, the signed relative TTFT and chunk transfer-time errors, a table, a figure, and the
-// emulator's own accuracy beside them.
+// "`kvstream fidelity`"): parses the options, runs the session (experiments/fidelity_session.h),
+// prints its table and checks the --check thresholds.
 #include <algorithm>
-#include <chrono>
 #include <exception>
 #include <filesystem>
 #include <iomanip>
@@ -11,17 +9,9 @@
 #include <sstream>
 
 #include "cli/command.h"
-#include "common/atomic_file.h"
-#include "common/directory_lock.h"
 #include "emulation/fidelity.h"
-#include "emulation/fidelity_errors.h"
-#include "emulation/fidelity_groups.h"
-#include "emulation/fidelity_rescore.h"
 #include "emulation/link_check.h"
-#include "emulation/network_namespace.h"
-#include "experiments/build_info.h"
-#include "experiments/figures.h"
-#include "profiling/shipped_profiles.h"
+#include "experiments/fidelity_session.h"
 
 namespace kvstream::cli {
 namespace {
@@ -95,193 +85,41 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
   return o;
 }
 
-std::string describe(const emulation::FidelityConfig& config, const emulation::FidelityCase& c) {
-  std::ostringstream text;
-  text << config.traces[c.trace].name << " rtt " << c.rtt_ms << " ms, queue " << config.queues[c.queue].name << ", "
-       << c.congestion_control << ", " << config.workloads[c.workload].name << " @" << c.offset_s << " s, "
-       << c.policy << ", SLO " << c.slo_s << " s";
-  return text.str();
-}
-
-void write_text(const fs::path& path, const std::string& text) {
-  common::write_file_atomically(path, [&](std::ostream& out) { out << text; });
-}
-
-// A run whose emulated link delivered its packets later than this on average (measured on a 2-core VM
-// whose host stole ~20 % of its CPU: runs above it erred 5-20 % more, docs/EMULATION.md "Accuracy").
-constexpr double kLateRunMs = 0.5;
-
-// The emulator's accuracy per trace (`link-check`), measured before the cases.
-nlohmann::json check_links(const emulation::FidelityConfig& config, const emulation::FidelityRunner& runner,
-                           double seconds) {
-  nlohmann::json accuracy = nlohmann::json::array();
-  for (size_t t = 0; seconds > 0 && t < config.traces.size(); ++t) {
-    emulation::LinkCheckOptions check;
-    check.trace = std::make_shared<traces::BandwidthTrace>(runner.trace(t));
-    check.seconds = seconds;
-    check.offloads = config.offloads;
-    const auto result = emulation::check_link(check);
-    accuracy.push_back(emulation::to_json(result));
-    accuracy.back()["trace"] = config.traces[t].name;
-    std::cerr << "emulator accuracy, " << config.traces[t].name << " at " << std::setprecision(4) << result.mean_mbps
-              << " Mbit/s: per 100 ms |delivered / integral - 1| median " << result.median_abs_error << ", p95 "
-              << result.p95_abs_error << ", max " << result.max_abs_error << "\n";
-  }
-  return accuracy;
-}
-
-// The runs of an earlier result directory, checked (emulation/fidelity_rescore.h) and simulated again
-// against their stored emulations.
-std::vector<emulation::FidelityRun> rescore(const emulation::FidelityRunner& runner, const fs::path& dir) {
-  std::error_code ec;
-  if (!fs::is_regular_file(dir / "config.json", ec))
-    throw std::runtime_error("--rescore " + dir.string() + ": no fidelity results there (no config.json): give the --out "
-                             "of an earlier kvstream fidelity run, or the stored reference experiments/reference/fidelity");
-  std::vector<emulation::FidelityRun> runs;
-  for (auto& stored : emulation::read_stored_runs(runner, dir))
-    runs.push_back(runner.rescore(stored.fidelity_case, std::move(stored.emulated)));
-  if (runs.empty()) throw std::runtime_error((dir / "fidelity.jsonl").string() + ": no runs");
-  return runs;
-}
-
-// The accuracy an earlier run measured, when its fidelity.json says.
-nlohmann::json stored_accuracy(const fs::path& dir) {
-  try {
-    const nlohmann::json summary = common::read_json_file((dir / "fidelity.json").string());
-    if (summary.contains("emulator_accuracy")) return summary["emulator_accuracy"];
-  } catch (const std::exception&) {
-  }
-  return nlohmann::json::array();
-}
-
 int run(const Options& o) {
   const auto config = emulation::read_fidelity_config(input_path(o.config));
   for (const auto& check : o.checks)  // a model the config does not run would pass unchecked
     if (std::find(config.link_models.begin(), config.link_models.end(), check.first) == config.link_models.end())
       throw std::runtime_error("--check " + check.first + ": the config's link_models do not include it");
-  const auto cases = emulation::plan_fidelity(config);
   if (o.dry_run) {
-    for (size_t i = 0; i < cases.size(); ++i) std::cout << i << "\t" << describe(config, cases[i]) << "\n";
+    const auto cases = emulation::plan_fidelity(config);
+    for (size_t i = 0; i < cases.size(); ++i)
+      std::cout << i << "\t" << experiments::describe_case(config, cases[i]) << "\n";
     std::cout << cases.size() << " cases\n";
     return 0;
   }
-  const fs::path out = o.out.empty() ? fs::path("results") / config.name : fs::path(o.out);
-  std::error_code ec;
-  const auto refuse_if_written = [&] {
-    if (fs::exists(out / "fidelity.jsonl", ec) && !o.overwrite)
-      throw std::runtime_error(out.string() + " already holds fidelity results: choose another --out, or pass --overwrite");
-  };
-  refuse_if_written();  // before the inputs load, and again under the lock
-  if (!o.rescore.empty() && fs::equivalent(out, o.rescore, ec))
-    throw std::runtime_error("--out " + out.string() + " is the directory --rescore reads: give another --out");
-  if (o.rescore.empty())
-    if (const std::string why = emulation::emulation_unavailable_reason(); !why.empty()) throw std::runtime_error(why);
-  std::optional<sim::HardwareProfile> hardware;
-  if (!config.hardware.empty())
-    hardware = sim::read_hardware_profile(profiling::resolve_hardware_profile(config.hardware));
-  const emulation::FidelityRunner runner(config, hardware);
-  const auto started = std::chrono::steady_clock::now();
-  nlohmann::json accuracy;
-  std::vector<emulation::FidelityRun> runs;
-  if (!o.rescore.empty()) {  // read and simulated before anything is written
-    runs = rescore(runner, o.rescore);
-    accuracy = stored_accuracy(o.rescore);
-  }
-  // One writer at a time, from here to the last file written. A directory this run made is removed
-  // again when the run fails before writing into it.
-  const bool made_out = !fs::exists(out, ec);
-  const common::DirectoryLock lock(out, "kvstream fidelity");
-  struct RemoveIfUnused {
-    const fs::path& dir;
-    bool made;
-    ~RemoveIfUnused() {
-      std::error_code ec;
-      if (made && std::uncaught_exceptions() > 0 && !fs::exists(dir / "fidelity.jsonl", ec)) {
-        fs::remove(dir / ".lock", ec);
-        fs::remove(dir, ec);  // only when nothing else is in it
-      }
-    }
-  } remove_if_unused{out, made_out};
-  refuse_if_written();
-  if (o.rescore.empty()) {
-    accuracy = check_links(config, runner, o.link_check_s);
-    for (size_t i = 0; i < cases.size(); ++i) {
-      runs.push_back(runner.run(cases[i]));
-      std::cerr << "[" << i + 1 << "/" << cases.size() << "] " << describe(config, cases[i]) << ":";
-      for (size_t m = 0; m < config.link_models.size(); ++m) {
-        const auto errors = emulation::paired_errors(runs.back().simulated[m], runs.back().emulated.results);
-        std::cerr << " " << config.link_models[m] << " " << std::showpos << std::fixed << std::setprecision(1)
-                  << 100 * emulation::error_stats(errors.ttft).median << "%" << std::noshowpos << std::defaultfloat;
-      }
-      std::cerr << "\n";
-    }
-  }
-  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  experiments::FidelitySessionOptions options;
+  options.out = o.out.empty() ? fs::path("results") / config.name : fs::path(o.out);
+  options.rescore = o.rescore;
+  options.overwrite = o.overwrite;
+  options.figures = o.figures;
+  options.link_check_s = o.link_check_s;
+  const auto session = experiments::run_fidelity_session(config, options, std::cerr);
 
-  // How well the emulator kept its link on time, run by run: a run whose packets left the link late
-  // on average measured the machine's load as much as the network (docs/EMULATION.md "Accuracy").
-  std::vector<double> lateness_ms;
-  for (const auto& run : runs) lateness_ms.push_back(1e3 * run.emulated.mean_lateness_s);
-  std::sort(lateness_ms.begin(), lateness_ms.end());
-  const size_t late_runs = size_t(std::count_if(lateness_ms.begin(), lateness_ms.end(),
-                                                [](double ms) { return ms > kLateRunMs; }));
-  const nlohmann::json lateness = {
-      {"median_run_mean_ms", lateness_ms.empty() ? 0.0 : lateness_ms[lateness_ms.size() / 2]},
-      {"max_run_mean_ms", lateness_ms.empty() ? 0.0 : lateness_ms.back()},
-      {"late_run_threshold_ms", kLateRunMs},
-      {"late_runs", late_runs}};
-
-  std::string lines;
-  size_t requests = 0;
-  for (const auto& run : runs) {
-    lines += emulation::to_json(config, run).dump() + "\n";
-    requests += run.emulated.results.size();
-  }
-  const auto table = emulation::fidelity_table(config, runs);
-  nlohmann::json rows = nlohmann::json::array();
-  for (const auto& r : table) {
-    auto stats = [](const emulation::ErrorStats& s) {
-      return nlohmann::json{{"count", s.count}, {"median", s.median}, {"median_abs", s.median_abs},
-                            {"p95_abs", s.p95_abs}, {"max_abs", s.max_abs}};
-    };
-    rows.push_back({{"link_model", r.link_model}, {"group", r.group}, {"value", r.value}, {"ttft", stats(r.ttft)},
-                    {"chunk", stats(r.chunk)}});
-  }
-  common::write_file_atomically(out / "config.json", [&](std::ostream& s) { s << config.source.dump(2) << "\n"; });
-  write_text(out / "fidelity.jsonl", lines);
-  std::ostringstream csv;
-  emulation::write_fidelity_csv(csv, table);
-  write_text(out / "fidelity.csv", csv.str());
-  const auto groups = emulation::fidelity_groups(config, runs);
-  std::ostringstream groups_csv;
-  emulation::write_fidelity_groups_csv(groups_csv, groups);
-  write_text(out / "fidelity_groups.csv", groups_csv.str());
-  nlohmann::json summary = {{"config", config.name}, {"runs", runs.size()}, {"requests", requests},
-                            {"wall_s", wall_s}, {"emulator_accuracy", accuracy}, {"link_lateness", lateness},
-                            {"table", rows},
-                            {"build", experiments::build_and_host_info()}};
-  if (!o.rescore.empty()) summary["rescored_from"] = o.rescore;
-  write_text(out / "fidelity.json", summary.dump(2) + "\n");
-
-  emulation::print_fidelity_table(std::cout, table);
-  emulation::print_group_summary(std::cout, groups);
-  std::cout << "emulated link lateness, mean per run: median " << std::setprecision(2) << lateness["median_run_mean_ms"].get<double>()
-            << " ms, max " << lateness["max_run_mean_ms"].get<double>() << " ms; " << late_runs << " of " << runs.size()
-            << " runs above " << kLateRunMs << " ms" << (late_runs ? " (the machine did not keep the link on time: their errors are partly the emulator's)" : "")
+  emulation::print_fidelity_table(std::cout, session.table);
+  emulation::print_group_summary(std::cout, session.groups);
+  std::cout << "emulated link lateness, mean per run: median " << std::setprecision(2) << session.median_lateness_ms
+            << " ms, max " << session.max_lateness_ms << " ms; " << session.late_runs << " of " << session.runs
+            << " runs above " << experiments::kLateRunMs << " ms"
+            << (session.late_runs ? " (the machine did not keep the link on time: their errors are partly the emulator's)"
+                                  : "")
             << std::defaultfloat << "\n";
-  std::cout << runs.size() << " runs, " << requests << " requests " << (o.rescore.empty() ? "emulated" : "rescored")
-            << " in " << std::fixed << std::setprecision(0) << wall_s << " s; results: " << out.string()
-            << std::defaultfloat << "\n";
-  if (o.figures) {
-    std::string error;
-    if (!experiments::render_figures(out, error))
-      std::cerr << "kvstream fidelity: warning: no figure: " << error << "\n";
-    else if (fs::exists(out / "figures" / "fidelity.png", ec))
-      std::cout << "figure: " << (out / "figures" / "fidelity.png").string() << "\n";
-  }
+  std::cout << session.runs << " runs, " << session.requests << " requests "
+            << (o.rescore.empty() ? "emulated" : "rescored") << " in " << std::fixed << std::setprecision(0)
+            << session.wall_s << " s; results: " << options.out.string() << std::defaultfloat << "\n";
+  if (session.figure_written) std::cout << "figure: " << (options.out / "figures" / "fidelity.png").string() << "\n";
   int status = 0;
   for (const auto& [model, fraction] : o.checks)
-    for (const auto& r : table)
+    for (const auto& r : session.table)
       if (r.link_model == model && r.group == "all" && r.ttft.median_abs > fraction) {
         std::cerr << "kvstream fidelity: check failed: " << model << " median |TTFT error| " << r.ttft.median_abs
                   << " > " << fraction << "\n";

@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "cli/command.h"
-#include "codec/safetensors.h"
+#include "codec/format/kv_dump.h"
 #include "eval/text_windows.h"
 #include "models/model_catalog.h"
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "emulation/real_kv_context.h"
-#include "profiling/model_contexts.h"
+#include "profiling/model_context_request.h"
 
 namespace kvstream::cli {
 

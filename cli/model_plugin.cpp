@@ -3,7 +3,7 @@
 #include "cli/command.h"
 #include "cli/model_backend.h"
 #include "emulation/model/model_emulation.h"
-#include "profiling/model_context_sets.h"
+#include "profiling/model_context_measurer.h"
 
 extern "C" __attribute__((visibility("default"))) const kvstream::cli::ModelBackend* kvstream_model_backend() {
   using namespace kvstream;

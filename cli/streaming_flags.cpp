@@ -6,10 +6,10 @@
 #include <sstream>
 
 #include "profiling/shipped_profiles.h"
-#include "sim/congestion_control.h"
 #include "sim/policy.h"
 #include "sim/sim_config.h"
 #include "sim/summary.h"
+#include "sim/tcp/congestion_control.h"
 #include "sim/workload.h"
 #include "traces/trace_inputs.h"
 #include "traces/trace_transforms.h"

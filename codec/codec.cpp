@@ -3,8 +3,8 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "codec/bitstream_error.h"
 #include "codec/decoded_values.h"
+#include "codec/format/bitstream_error.h"
 
 namespace kvstream::codec {
 

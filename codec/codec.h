@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "codec/bitstream.h"
+#include "codec/format/bitstream.h"
 #include "codec/kv_cache.h"
 #include "common/spec.h"
 

@@ -4,7 +4,7 @@
 #include <limits>
 #include <sstream>
 
-#include "codec/bitstream_error.h"
+#include "codec/format/bitstream_error.h"
 
 namespace kvstream::codec {
 

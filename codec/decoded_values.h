@@ -6,7 +6,7 @@
 // 2 bits). A decoded value beyond kOvershoot x the dtype's largest value, or one not finite, comes
 // from a bitstream no encoder wrote (e.g. scales rewritten with a valid CRC).
 #pragma once
-#include "codec/bitstream.h"
+#include "codec/format/bitstream.h"
 #include "codec/kv_cache.h"
 
 namespace kvstream::codec {

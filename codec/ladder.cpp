@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "codec/transform_distortion.h"
+#include "codec/transform/transform_distortion.h"
 #include "common/content_hash.h"
 #include "common/json_reader.h"
 
@@ -31,13 +31,15 @@ void LevelSpec::validate(int layers) const {
 }
 
 std::vector<std::string> Ladder::builtin_names() {
-  return {"generic", "mistral-7b", "llama-70b", "lmcache-default", "smollm2-calibrated", "stories260k-calibrated"};
+  return {"generic", "mistral-7b", "llama-2-70b", "lmcache-default", "smollm2-calibrated", "stories260k-calibrated"};
 }
 
 Ladder Ladder::from_name_or_path(const std::string& name_or_path) {
   const auto names = builtin_names();
-  if (std::find(names.begin(), names.end(), name_or_path) != names.end())
-    return load(std::filesystem::path(KVSTREAM_LADDER_DIR) / (name_or_path + ".json"));
+  // The name the 70B ladder had before it took its architecture's (models/architecture_table.h).
+  const std::string name = name_or_path == "llama-70b" ? "llama-2-70b" : name_or_path;
+  if (std::find(names.begin(), names.end(), name) != names.end())
+    return load(std::filesystem::path(KVSTREAM_LADDER_DIR) / (name + ".json"));
   if (std::filesystem::exists(name_or_path)) return load(name_or_path);
   std::string list;
   for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;

@@ -7,7 +7,7 @@
 //   clip   range ends become min(t, L) (LMCache's default for any HF model), with an optional
 //          "uniform_below_layers" fallback that uses one bin count everywhere for small models
 // A ladder file with "codec": "transform" holds the transform codec's levels instead: a relative
-// distortion per level (codec/transform_calibration.h), levels 1..N, lowest quality first. Both kinds
+// distortion per level (codec/transform/transform_calibration.h), levels 1..N, lowest quality first. Both kinds
 // are what `kvstream calibrate-ladder` writes (eval/ladder_calibration.h).
 #pragma once
 #include <cstdint>
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "codec/cdf.h"
+#include "codec/entropy/cdf.h"
 
 namespace kvstream::codec {
 
@@ -40,8 +40,10 @@ struct LevelSpec {
 
 class Ladder {
  public:
-  // Built-in name (a file stem in codec/ladders/: generic, mistral-7b, llama-70b, lmcache-default, and
-  // the calibrate-ladder outputs smollm2-calibrated, stories260k-calibrated) or a path.
+  // Built-in name (a file stem in codec/ladders/: generic, mistral-7b, llama-2-70b, lmcache-default,
+  // and the calibrate-ladder outputs smollm2-calibrated, stories260k-calibrated) or a path. Built-in
+  // ladders for a model carry its architecture's name; "llama-70b", the 70B ladder's earlier name, is
+  // still read as "llama-2-70b".
   static Ladder from_name_or_path(const std::string& name_or_path);
   static Ladder load(const std::filesystem::path& path);
   static std::vector<std::string> builtin_names();

@@ -13,8 +13,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "codec/half.h"
-#include "codec/host_device.h"
+#include "common/half.h"
+#include "common/host_device.h"
 
 namespace kvstream::codec {
 
@@ -28,11 +28,11 @@ inline int bins_to_q(int bins) { return bins / 2 - 1; }
 // integer, and the subtraction is exact. (|v| <= 2Q + 1 < 2^9 here.)
 KVSTREAM_HD float round_to_even(float v) {
   constexpr float kShift = 12582912.0f;  // 1.5 * 2^23
-  return sub_rn(add_rn(v, kShift), kShift);  // not folded: (v + k) - k == v is false in IEEE arithmetic
+  return common::sub_rn(common::add_rn(v, kShift), kShift);  // not folded: (v + k) - k == v is false in IEEE arithmetic
 }
 
 // The reconstruction level (s - Q) / Q of symbol s.
-KVSTREAM_HD float symbol_level(int s, int q) { return div_rn(static_cast<float>(s - q), static_cast<float>(q)); }
+KVSTREAM_HD float symbol_level(int s, int q) { return common::div_rn(static_cast<float>(s - q), static_cast<float>(q)); }
 
 struct TokenQuantization {
   uint16_t scale_bits = 0;  // fp16 bits of the token's scale m
@@ -50,30 +50,30 @@ KVSTREAM_HD TokenQuantization quantize_values(const Value& value, int channels, 
   // float max under IEEE rules) also finds values that are not finite fp16.
   uint32_t max_bits = 0;
   for (int c = 0; c < channels; ++c) {
-    const uint32_t bits = float_as_bits(value(c)) & 0x7FFFFFFFu;
+    const uint32_t bits = common::float_as_bits(value(c)) & 0x7FFFFFFFu;
     max_bits = bits > max_bits ? bits : max_bits;
   }
   TokenQuantization out;
-  constexpr uint32_t kHalfMaxBits = 0x477FE000u;  // the bits of kHalfMax (65504)
+  constexpr uint32_t kHalfMaxBits = 0x477FE000u;  // the bits of common::kHalfMax (65504)
   if (max_bits > kHalfMaxBits) {
     for (int c = 0; c < channels && out.bad_channel < 0; ++c)
-      if ((float_as_bits(value(c)) & 0x7FFFFFFFu) > kHalfMaxBits) out.bad_channel = c;
+      if ((common::float_as_bits(value(c)) & 0x7FFFFFFFu) > kHalfMaxBits) out.bad_channel = c;
     return out;
   }
-  out.scale_bits = float_to_half_up(bits_as_float(max_bits));
-  const float m = half_to_float(out.scale_bits);
+  out.scale_bits = common::float_to_half_up(common::bits_as_float(max_bits));
+  const float m = common::half_to_float(out.scale_bits);
   const uint8_t zero_symbol = static_cast<uint8_t>(q);
   if (m == 0.0f) {
     for (int c = 0; c < channels; ++c) symbols[c * stride] = zero_symbol;
     return out;
   }
-  const float inv = div_rn(static_cast<float>(q), m);
+  const float inv = common::div_rn(static_cast<float>(q), m);
   const float offset = static_cast<float>(q);
   const float top = static_cast<float>(2 * q);
   for (int c = 0; c < channels; ++c) {
-    const float scaled = mul_rn(value(c), inv);
-    float s = order == RoundingOrder::kOffsetThenRound ? round_to_even(add_rn(scaled, offset))
-                                                       : add_rn(round_to_even(scaled), offset);
+    const float scaled = common::mul_rn(value(c), inv);
+    float s = order == RoundingOrder::kOffsetThenRound ? round_to_even(common::add_rn(scaled, offset))
+                                                       : common::add_rn(round_to_even(scaled), offset);
     s = s < 0.0f ? 0.0f : (s > top ? top : s);  // float rounding of x*inv may touch ±Q+ε
     symbols[c * stride] = static_cast<uint8_t>(s);
   }
@@ -111,7 +111,7 @@ struct SymbolLevels {
 // Symbols must lie in [0, 2Q] (decoders check this before dequantizing).
 inline void dequantize_token(const uint8_t* symbols, ptrdiff_t stride, int channels, const SymbolLevels& levels,
                              uint16_t scale_bits, float* out) {
-  const float m = half_to_float(scale_bits);
+  const float m = common::half_to_float(scale_bits);
   for (int c = 0; c < channels; ++c) out[c] = levels.level[symbols[c * stride]] * m;
 }
 

@@ -5,8 +5,8 @@
 
 #include "common/data_resolver.h"
 #include "common/json_reader.h"
-#include "sim/congestion_control.h"
 #include "sim/policy.h"
+#include "sim/tcp/congestion_control.h"
 
 namespace kvstream::emulation {
 

@@ -1,6 +1,6 @@
 #include "eval/decoded_kv.h"
 
-#include "codec/half.h"
+#include "common/half.h"
 #include "eval/kv_bridge.h"
 
 namespace kvstream::eval {
@@ -12,7 +12,7 @@ nlohmann::json CodecLevelBytes::to_json() const {
 ReferenceKv fp16_reference(const models::LlamaModel& model, const models::KvState& kv) {
   ReferenceKv r;
   r.cache = to_kv_cache(kv, model.config());
-  for (float& v : r.cache.values()) v = codec::round_to_half(v);
+  for (float& v : r.cache.values()) v = common::round_to_half(v);
   r.state = to_kv_state(r.cache, model.config(), model.device());
   return r;
 }

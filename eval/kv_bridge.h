@@ -3,7 +3,7 @@
 // One of the few experiment files that include torch.
 #pragma once
 #include "codec/kv_cache.h"
-#include "codec/rope.h"
+#include "codec/transform/rope.h"
 #include "models/llama_model.h"
 
 namespace kvstream::eval {

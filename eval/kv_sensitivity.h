@@ -1,6 +1,6 @@
 // How strongly the model's next-token distribution reacts to error in each CacheGen row of its KV (K or
 // V of one layer): the transform codec's calibration weighs each row's distortion by it
-// (codec/transform_calibration.h, Row::weight), and calibrate-ladder sets CacheGen's per-layer bins
+// (codec/transform/transform_calibration.h, Row::weight), and calibrate-ladder sets CacheGen's per-layer bins
 // from it (eval/ladder_calibration.h).
 //
 // For row r, Gaussian noise of variance noise_variance[r] per value is added to that row alone (every
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "codec/kv_cache.h"
-#include "codec/transform_calibration.h"
+#include "codec/transform/transform_calibration.h"
 #include "eval/text_windows.h"
 #include "models/llama_model.h"
 

@@ -8,10 +8,10 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "codec/bitstream.h"
-#include "codec/cachegen_payload.h"
+#include "codec/cachegen/cachegen_payload.h"
 #include "codec/codec.h"
-#include "codec/transform_distortion.h"
+#include "codec/format/bitstream.h"
+#include "codec/transform/transform_distortion.h"
 #include "common/scratch_dir.h"
 #include "eval/kv_sensitivity.h"
 #include "eval/text_windows.h"
@@ -212,7 +212,7 @@ LadderCalibration calibrate_ladder(const models::LoadedModel& model, const Ladde
       return candidate;
     };
     // The budget may exceed the target: 4 bins everywhere is as far as cachegen goes; the transform
-    // codec's distortions are those of codec/transform_distortion.h. The first cachegen probe takes
+    // codec's distortions are those of codec/transform/transform_distortion.h. The first cachegen probe takes
     // the target as the budget: the curves predict about the KL measured.
     auto found = cachegen ? search_knob(targets[i], targets[i], 1e-12, 1e6, o.max_probes, o.tolerance, measure)
                           : search_knob(targets[i], targets[i], codec::kMinTransformDistortion,

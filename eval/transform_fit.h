@@ -1,8 +1,8 @@
-// The transform codec fitted to a model on text windows (codec/transform_calibration.h): what
+// The transform codec fitted to a model on text windows (codec/transform/transform_calibration.h): what
 // `kvstream calibrate` writes and what `kvstream rd --calibration-text` fits for a `transform` spec
 // that names no calibration file.
 #pragma once
-#include "codec/transform_calibration.h"
+#include "codec/transform/transform_calibration.h"
 #include "eval/text_windows.h"
 #include "models/model_catalog.h"
 

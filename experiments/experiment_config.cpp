@@ -7,10 +7,10 @@
 #include "codec/codec.h"
 #include "common/json_reader.h"
 #include "models/architecture_table.h"
-#include "sim/congestion_control.h"
 #include "sim/context_profile.h"
 #include "sim/policy.h"
 #include "sim/sim_config.h"
+#include "sim/tcp/congestion_control.h"
 #include "sim/workload.h"
 #include "traces/trace_readers.h"
 

@@ -9,13 +9,13 @@
 #include <string>
 #include <vector>
 
-#include "profiling/model_contexts.h"
+#include "profiling/model_context_request.h"
 
 namespace kvstream::experiments {
 
 // Where a context set's profiles come from.
 enum class ContextSource {
-  kModel,      // measured: prefill a real model on text windows, encode/decode every chunk (profiling/model_contexts.h)
+  kModel,      // measured: prefill a real model on text windows, encode/decode every chunk (profiling/model_context_request.h)
   kSynthetic,  // sim::synthetic_profile: Mistral-7B-shaped, the codec's measured ratios, no model run
   kFiles,      // context-profile JSON files (sim/README.md)
 };

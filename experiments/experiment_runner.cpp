@@ -7,19 +7,19 @@
 #include <stdexcept>
 #include <thread>
 
+#include "codec/codec.h"
 #include "common/content_hash.h"
 #include "common/data_resolver.h"
-#include "common/directory_lock.h"
 #include "common/error_text.h"
 #include "common/json_reader.h"
 #include "common/utc_time.h"
 #include "experiments/build_info.h"
-#include "experiments/context_sets.h"
-#include "experiments/progress.h"
 #include "experiments/in_order.h"
+#include "experiments/profiling_stage.h"
+#include "experiments/progress.h"
+#include "experiments/result_dir_claim.h"
 #include "experiments/run_log.h"
 #include "experiments/run_log_sort.h"
-#include "codec/codec.h"
 #include "profiling/level_plan.h"
 #include "profiling/shipped_profiles.h"
 #include "sim/policy.h"
@@ -477,7 +477,7 @@ RunnerReport run_experiment(const ExperimentConfig& config, const std::string& c
   report.out_dir = options.out_dir.empty() ? fs::path("results") / config.name : options.out_dir;
   const ResultDir result(report.out_dir);
   const nlohmann::json resolved = to_json(config);
-  check_out_dir(result, resolved, options);
+  ResultDirClaim claim(report.out_dir, "kvstream run", [&] { check_out_dir(result, resolved, options); });
 
   // 1. Inputs, all loaded and checked before anything is written: the cheap ones first.
   const auto trace_sets = load_trace_sets(config, config_path, log);
@@ -493,12 +493,10 @@ RunnerReport run_experiment(const ExperimentConfig& config, const std::string& c
 
   // 2. The grid, this shard's part of it, and what earlier sessions finished.
   const Grid grid = expand(config, config_path, contexts, trace_sets);
-  // One writer at a time: taken before the first write (a refused run writes nothing), and the
-  // directory checked again under it, as another writer may have changed it since.
-  const common::DirectoryLock lock(report.out_dir, "kvstream run");
-  check_out_dir(result, resolved, options);
+  claim.lock();
   check_profiles_match(result, hash, options);
   write_inputs(result, config, resolved, contexts, options.overwrite);
+  claim.keep();
   const std::vector<bool> done = runs_done(grid, options.shard, result, report);
   const fs::path log_path = run_log_path(result.path(), options.compress_runs ? RunLogFormat::kZstd : RunLogFormat::kPlain);
 

@@ -1,5 +1,5 @@
 // `kvstream run`: an experiment config in, results/<name>/ out (experiments/SCHEMA.md §8).
-//   1. load the traces and hardware profiles, profile the contexts (experiments/context_sets.h,
+//   1. load the traces and hardware profiles, profile the contexts (experiments/profiling_stage.h,
 //      cached), and check that every run of the grid can run;
 //   2. expand the grid (experiments/experiment_grid.h), keep this shard's runs, skip the ones
 //      runs.jsonl (or runs.jsonl.zst) holds;
@@ -20,7 +20,7 @@
 #include "experiments/experiment_config.h"
 #include "experiments/experiment_grid.h"
 #include "experiments/result_dir.h"
-#include "profiling/model_contexts.h"
+#include "profiling/model_context_request.h"
 
 namespace kvstream::experiments {
 

@@ -6,10 +6,10 @@
 #include <thread>
 
 #include "common/atomic_file.h"
-#include "common/directory_lock.h"
 #include "common/file_text.h"
 #include "common/json_reader.h"
 #include "experiments/result_dir.h"
+#include "experiments/result_dir_claim.h"
 #include "experiments/run_log_sort.h"
 
 namespace kvstream::experiments {
@@ -20,11 +20,10 @@ MergeReport merge_results(const std::vector<fs::path>& dirs, const fs::path& out
                           std::ostream& log) {
   if (dirs.empty()) throw std::invalid_argument("merge needs at least one result directory");
   std::error_code ec;
-  const auto refuse_if_merged = [&] {
+  ResultDirClaim claim(out, "kvstream merge", [&] {
     if (find_run_log(out))
       throw std::runtime_error(out.string() + " already holds results; merge into a new directory");
-  };
-  refuse_if_merged();
+  });
   const nlohmann::json config = common::read_json_file((dirs.front() / "config.json").string());
   const std::string levels = common::read_file_text(dirs.front() / "levels.csv");  // equal in every shard: same profiles_hash
   std::vector<RunLogSource> sources;
@@ -65,14 +64,13 @@ MergeReport merge_results(const std::vector<fs::path>& dirs, const fs::path& out
                              std::to_string(grid_runs) + " runs (shards given: " + shards + "): a shard is missing");
   };
 
-  // One writer at a time; taken only now, so that a refused merge writes nothing, and the check
-  // above is made again under it. The run log comes first: a run that differs between shards or a
-  // missing shard stops the merge before any other file is written.
-  const common::DirectoryLock lock(out, "kvstream merge");
-  refuse_if_merged();
+  // The run log comes first: a run that differs between shards or a missing shard stops the merge
+  // before any file is written.
+  claim.lock();
   const ResultDir result(out);
   const SortedRunLog sorted = write_sorted_run_log(sources, run_log_path(out, format),
                                                    int(std::max(1u, std::thread::hardware_concurrency())), check_covered);
+  claim.keep();
   result.write_json("config.json", config);
   common::write_file_atomically(result.file("levels.csv"), [&](std::ostream& o) { o << levels; });
   fs::copy(dirs.front() / "profiles", result.file("profiles"),

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "codec/crc32c.h"
+#include "codec/format/crc32c.h"
 
 namespace kvstream::fuzz {
 

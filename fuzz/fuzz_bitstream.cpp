@@ -16,9 +16,9 @@
 #include <span>
 #include <vector>
 
-#include "codec/bitstream.h"
 #include "codec/codec.h"
-#include "codec/kvs_file.h"
+#include "codec/format/bitstream.h"
+#include "codec/format/kvs_file.h"
 #include "fuzz/checksum_repair.h"
 #include "fuzz/fuzz_support.h"
 #include "fuzz/offline_tables.h"

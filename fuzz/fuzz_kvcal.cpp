@@ -1,4 +1,4 @@
-// Fuzzes the reader of transform calibrations, .kvcal files (codec/transform_calibration.h,
+// Fuzzes the reader of transform calibrations, .kvcal files (codec/transform/transform_calibration.h,
 // codec/FORMAT.md "Transform calibration"): TransformCalibration::load on the input as a file; then
 // what a loaded calibration promises. It serializes to exactly the bytes read (no field lost or
 // invented), and as the transform codec's calibration it encodes a small synthetic chunk of its
@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "codec/codec.h"
-#include "codec/transform_calibration.h"
+#include "codec/transform/transform_calibration.h"
 #include "fuzz/checksum_repair.h"
 #include "fuzz/fuzz_support.h"
 

@@ -1,4 +1,4 @@
-// Fuzzes the reader of offline CDF tables, .kvcdf files (codec/offline_cdf.h, codec/FORMAT.md §5):
+// Fuzzes the reader of offline CDF tables, .kvcdf files (codec/cachegen/offline_cdf.h, codec/FORMAT.md §5):
 // OfflineCdfTable::load on the input as a file, then a row of every level it holds and serialize().
 // Input: one selector byte, then the file. An even selector repairs the file's trailing CRC32C
 // (checksum_repair.h) so that mutations reach the fields behind it; an odd one leaves it.
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "codec/offline_cdf.h"
+#include "codec/cachegen/offline_cdf.h"
 #include "fuzz/checksum_repair.h"
 #include "fuzz/fuzz_support.h"
 

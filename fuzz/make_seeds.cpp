@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
+#include "codec/cachegen/offline_cdf.h"
 #include "codec/codec.h"
-#include "codec/kvs_file.h"
-#include "codec/offline_cdf.h"
-#include "codec/safetensors.h"
+#include "codec/format/kv_dump.h"
+#include "codec/format/kvs_file.h"
 #include "common/data_resolver.h"
 #include "common/file_text.h"
 #include "experiments/slurm_sweep.h"

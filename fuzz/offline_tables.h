@@ -1,6 +1,6 @@
 // The offline tables that fuzz_bitstream hands the decoder and fuzz_seeds encodes its seeds with, so
-// that those seeds reach the decoders that need one: CacheGen's offline CDF table (codec/offline_cdf.h)
-// and the transform codec's calibration (codec/transform_calibration.h). Both are built the same way
+// that those seeds reach the decoders that need one: CacheGen's offline CDF table (codec/cachegen/offline_cdf.h)
+// and the transform codec's calibration (codec/transform/transform_calibration.h). Both are built the same way
 // in both programs from deterministic synthetic KV of the fixture's shape (L = 5, C = 4·8), so they
 // need no data and their ids never change.
 #pragma once
@@ -8,8 +8,8 @@
 #include <memory>
 #include <vector>
 
-#include "codec/offline_cdf.h"
-#include "codec/transform_calibration.h"
+#include "codec/cachegen/offline_cdf.h"
+#include "codec/transform/transform_calibration.h"
 
 namespace kvstream::fuzz {
 

@@ -15,6 +15,8 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "common/half.h"
+
 namespace kvstream::models {
 
 static_assert(std::endian::native == std::endian::little, "GGUF files are read as little-endian");
@@ -71,19 +73,6 @@ bool is_integer(GgufType type) {
 std::string type_description(GgufType type, GgufType array_type) {
   if (type != GgufType::kArray) return gguf_type_name(type);
   return std::string("array of ") + gguf_type_name(array_type);
-}
-
-float half_to_float(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  const uint32_t exponent = (h >> 10) & 0x1fu;
-  const uint32_t mantissa = h & 0x3ffu;
-  if (exponent == 0) {  // zero or subnormal: mantissa · 2^-24, exact in float
-    const float magnitude = std::ldexp(static_cast<float>(mantissa), -24);
-    return sign ? -magnitude : magnitude;
-  }
-  const uint32_t bits = exponent == 31 ? sign | 0x7f800000u | (mantissa << 13)
-                                       : sign | ((exponent + 112) << 23) | (mantissa << 13);
-  return std::bit_cast<float>(bits);
 }
 
 template <class T>
@@ -528,7 +517,7 @@ std::vector<float> GgufFile::read_tensor_f32(const std::string& name) const {
       if (n > 0) std::memcpy(out.data(), p, n * sizeof(float));  // an empty vector's data() may be null
       break;
     case GgmlType::kF16:
-      for (size_t i = 0; i < n; ++i) out[i] = half_to_float(load<uint16_t>(p + 2 * i));
+      for (size_t i = 0; i < n; ++i) out[i] = common::half_to_float(load<uint16_t>(p + 2 * i));
       break;
     case GgmlType::kBF16:
       for (size_t i = 0; i < n; ++i) {
@@ -537,13 +526,13 @@ std::vector<float> GgufFile::read_tensor_f32(const std::string& name) const {
       break;
     case GgmlType::kQ8_0:  // blocks of fp16 d, 32 × int8 q: x = q·d
       for (size_t b = 0; b < n / 32; ++b, p += 34) {
-        const float d = half_to_float(load<uint16_t>(p));
+        const float d = common::half_to_float(load<uint16_t>(p));
         for (size_t j = 0; j < 32; ++j) out[32 * b + j] = static_cast<float>(static_cast<int8_t>(p[2 + j])) * d;
       }
       break;
     case GgmlType::kQ4_0:  // fp16 d, 16 bytes: low nibbles are elements 0..15, high ones 16..31; x = (q - 8)·d
       for (size_t b = 0; b < n / 32; ++b, p += 18) {
-        const float d = half_to_float(load<uint16_t>(p));
+        const float d = common::half_to_float(load<uint16_t>(p));
         for (size_t j = 0; j < 16; ++j) {
           out[32 * b + j] = static_cast<float>((p[2 + j] & 0x0f) - 8) * d;
           out[32 * b + j + 16] = static_cast<float>((p[2 + j] >> 4) - 8) * d;
@@ -552,8 +541,8 @@ std::vector<float> GgufFile::read_tensor_f32(const std::string& name) const {
       break;
     case GgmlType::kQ4_1:  // fp16 d, fp16 m, 16 bytes of nibbles as Q4_0; x = q·d + m
       for (size_t b = 0; b < n / 32; ++b, p += 20) {
-        const float d = half_to_float(load<uint16_t>(p));
-        const float m = half_to_float(load<uint16_t>(p + 2));
+        const float d = common::half_to_float(load<uint16_t>(p));
+        const float m = common::half_to_float(load<uint16_t>(p + 2));
         for (size_t j = 0; j < 16; ++j) {
           out[32 * b + j] = static_cast<float>(p[4 + j] & 0x0f) * d + m;
           out[32 * b + j + 16] = static_cast<float>(p[4 + j] >> 4) * d + m;

@@ -7,8 +7,8 @@
 #include <set>
 #include <stdexcept>
 
-#include "codec/safetensors.h"
 #include "common/json_reader.h"
+#include "common/safetensors.h"
 
 namespace kvstream::models {
 namespace {
@@ -100,7 +100,7 @@ class Tensors {
     }
     for (const auto& shard : shards) {
       files_ += (files_.empty() ? "" : ", ") + shard.string();
-      codec::SafetensorsFile file = codec::read_safetensors(shard);
+      common::SafetensorsFile file = common::read_safetensors(shard);
       for (auto& [name, raw] : file.tensors) {
         if (name.ends_with(".bias"))
           throw file_error(shard, "tensor " + name + ": biases are not supported (the Llama runtime has none)");
@@ -121,7 +121,7 @@ class Tensors {
   }
 
  private:
-  static torch::Tensor to_float(codec::Tensor& raw, const fs::path& file, const std::string& name) {
+  static torch::Tensor to_float(common::Tensor& raw, const fs::path& file, const std::string& name) {
     static const std::map<std::string, torch::ScalarType> types = {
         {"F32", torch::kFloat32}, {"F16", torch::kFloat16}, {"BF16", torch::kBFloat16}};
     const auto type = types.find(raw.dtype);

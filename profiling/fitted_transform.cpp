@@ -4,7 +4,7 @@
 #include <chrono>
 
 #include "codec/codec.h"
-#include "codec/transform_calibration.h"
+#include "codec/transform/transform_calibration.h"
 #include "common/atomic_file.h"
 #include "common/content_hash.h"
 #include "common/json_reader.h"

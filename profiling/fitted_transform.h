@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "models/model_catalog.h"
-#include "profiling/model_contexts.h"
+#include "profiling/model_context_request.h"
 
 namespace kvstream::profiling {
 

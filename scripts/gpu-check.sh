@@ -60,14 +60,14 @@ common=(-O3 -DNDEBUG -DKVSTREAM_HAVE_CUDA=1 "-DKVSTREAM_LADDER_DIR=\"$repo/codec
 
 echo "gpu-check: compiling with $($nvcc --version | tail -1) and $($cxx --version | head -1)"
 jobs=$(nproc)
-sources=(codec/*.cpp common/*.cpp tests/codec/test_gpu_decode.cpp tests/codec/test_gpu_encode.cpp
-         tests/codec/test_gpu_transform.cpp
+sources=(codec/*.cpp codec/*/*.cpp common/*.cpp tests/codec/cachegen/test_gpu_decode.cpp tests/codec/cachegen/test_gpu_encode.cpp
+         tests/codec/transform/test_gpu_transform.cpp
          "$deps/googletest/src/gtest-all.cc" "$deps/googletest/src/gtest_main.cc" bench/gpu_check.cpp)
 for src in "${sources[@]}"; do
   "$cxx" -std=c++20 "${common[@]}" -c "$src" -o "$build/$(basename "$src").o" &
   while (( $(jobs -r | wc -l) >= jobs )); do wait -n; done
 done
-for cu in codec/cuda/*.cu; do
+for cu in codec/*/*.cu; do
   # shellcheck disable=SC2086
   "$nvcc" -std=c++17 -O3 $archs "${common[@]}" -c "$cu" -o "$build/$(basename "$cu").o" &
 done

@@ -1,4 +1,4 @@
-// A path's capacity over time, as a connection's rounds read it (sim/tcp_connection.h): the true
+// A path's capacity over time, as a connection's rounds read it (sim/tcp/tcp_connection.h): the true
 // trace (what the simulator's links carry, and what oracle-dp plans on) or a constant rate (what a
 // sender's throughput estimate predicts, and what mpc plans on).
 #pragma once

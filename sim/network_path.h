@@ -24,7 +24,7 @@ struct NetworkPath {
   // Paid once per request and before every chunk's bytes; a path with one round trip sets both.
   double request_rtt_s = 0, chunk_rtt_s = 0;
   QueueSize queue;
-  std::string congestion_control = "cubic";  // sim/congestion_control.h (the emulator: any the kernel has)
+  std::string congestion_control = "cubic";  // sim/tcp/congestion_control.h (the emulator: any the kernel has)
   bool slow_start_after_idle = true;         // net.ipv4.tcp_slow_start_after_idle
 };
 

@@ -25,7 +25,7 @@
 
 #include "sim/cost_model.h"
 #include "sim/link_capacity.h"
-#include "sim/tcp_connection.h"
+#include "sim/tcp/tcp_connection.h"
 
 namespace kvstream::sim {
 

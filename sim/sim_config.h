@@ -5,14 +5,14 @@
 #include <stdexcept>
 #include <string>
 
-#include "sim/tcp_model.h"
+#include "sim/tcp/tcp_model.h"
 
 namespace kvstream::sim {
 
 // How the link carries a request's chunks (docs/EMULATION.md "The simulator's link models").
 enum class LinkModel {
   kFluid,  // the trace's capacity, shared fairly by the transfers in flight; exact for the artifact's experiments
-  kTcp,    // the same, through one modelled TCP connection per request (sim/tcp_connection_link.h)
+  kTcp,    // the same, through one modelled TCP connection per request (sim/tcp/tcp_connection_link.h)
 };
 
 // The model named "fluid" or "tcp"; throws std::invalid_argument naming both otherwise.

@@ -9,7 +9,7 @@
 
 #include "sim/link.h"
 #include "sim/streamer.h"
-#include "sim/tcp_connection_link.h"
+#include "sim/tcp/tcp_connection_link.h"
 
 namespace kvstream::sim {
 

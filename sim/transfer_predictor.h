@@ -4,7 +4,7 @@
 //   fluid  a transfer of b bits takes b / r at the estimated rate r: the paper's view, and today's
 //          mpc and cachegen predictions exactly (samples are the transfers' throughputs);
 //   link   under the `tcp` link model, a transfer runs the request's TCP connection's rounds
-//          (sim/tcp_connection.h) on a path of constant capacity r: slow start, the window, the
+//          (sim/tcp/tcp_connection.h) on a path of constant capacity r: slow start, the window, the
 //          queue's losses, restart after idle. The sender knows its connection as the kernel does
 //          (tcp_info: window, threshold, round trip, idle time): the predictor keeps a model of it,
 //          replaying each finished transfer on the capacity that explains its observed duration.

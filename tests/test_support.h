@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "codec/safetensors.h"
+#include "codec/format/kv_dump.h"
 #include "common/data_resolver.h"
 
 namespace kvstream::test_support {

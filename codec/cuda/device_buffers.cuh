@@ -1,4 +1,4 @@
-// Small CUDA helpers shared by the decode and encode kernels (gpu_decode.cu, gpu_encode.cu): a
+// Small CUDA helpers shared by every codec's kernels (codec/cachegen/, codec/transform/): a
 // checked call, a device array that frees itself, a kernel timer, and launch sizes.
 #pragma once
 #include <cuda_runtime.h>

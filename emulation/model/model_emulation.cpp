@@ -2,13 +2,13 @@
 
 #include <stdexcept>
 
-#include "codec/byte_io.h"
+#include "codec/format/byte_io.h"
 #include "common/data_resolver.h"
 #include "emulation/model/model_job_runner.h"
 #include "models/model_catalog.h"
 #include "profiling/context_profiler.h"
 #include "profiling/level_plan.h"
-#include "profiling/model_contexts.h"
+#include "profiling/model_context_request.h"
 
 namespace kvstream::emulation {
 

@@ -3,7 +3,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "codec/byte_io.h"
+#include "codec/format/byte_io.h"
 #include "eval/kv_bridge.h"
 
 namespace kvstream::emulation {

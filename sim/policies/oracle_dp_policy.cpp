@@ -95,7 +95,7 @@
 // ~4 %) below the exact optimum; pass frontier=0 when exactness matters more than time.
 //
 // Under the tcp link model (DecisionContext::oracle built by true_trace_model) every node carries
-// the request's modelled TCP connection (sim/tcp_connection.h), and a transfer's end depends on it
+// the request's modelled TCP connection (sim/tcp/tcp_connection.h), and a transfer's end depends on it
 // (window, threshold, idle time), so the dominance argument above no longer holds: a node with
 // earlier times but a smaller window may finish later. There a node dominates another only when
 // their windows are equal as well (KeptTimes), the plans of one choice for every chunk are

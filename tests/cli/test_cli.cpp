@@ -16,12 +16,12 @@
 #include <string>
 #include <vector>
 
-#include "codec/cachegen_quantizer.h"
+#include "codec/cachegen/cachegen_quantizer.h"
 #include "codec/codec.h"
-#include "codec/half.h"
+#include "codec/format/kv_dump.h"
 #include "codec/ladder.h"
-#include "codec/safetensors.h"
 #include "codec/vector_quantizer.h"
+#include "common/half.h"
 #include "tests/cli/cli_test.h"
 
 namespace fs = std::filesystem;
@@ -50,12 +50,12 @@ void expect_cachegen_decode(const KvCache& original, const KvCache& decoded, int
     for (int row = 0; row < shape.rows(); ++row) {
       const float Q = float(codec::bins_to_q(spec.bins_of_row(row)));
       for (int64_t t = 0; t < t1 - t0; ++t) {
-        const float m = codec::half_to_float(q.scales[size_t(row) * size_t(t1 - t0) + size_t(t)]);
+        const float m = common::half_to_float(q.scales[size_t(row) * size_t(t1 - t0) + size_t(t)]);
         const float* x = view.token(row, t);
         const float* e = expected.row_token(row, t);
         const float* y = decoded.token(row % shape.layers, codec::KvPart(row / shape.layers), t0 + t);
         for (int c = 0; c < shape.channels(); ++c) {
-          const float want = fp16_output ? codec::round_to_half(e[c]) : e[c];
+          const float want = fp16_output ? common::round_to_half(e[c]) : e[c];
           const float rounding = fp16_output ? std::ldexp(std::fabs(e[c]), -11) + std::ldexp(1.0f, -25) : 0.0f;
           const float bound = m / (2 * Q) + rounding + 1e-6f * (m + std::fabs(x[c]));
           if (y[c] != want || !(std::fabs(x[c] - y[c]) <= bound)) {

@@ -13,7 +13,7 @@
 #include <sstream>
 #include <thread>
 
-#include "codec/transform_calibration.h"
+#include "codec/transform/transform_calibration.h"
 #include "experiments/experiment_runner.h"
 #include "experiments/result_tables.h"
 #include "experiments/run_log.h"
@@ -361,6 +361,7 @@ TEST_F(RunCli, ShardsMergeIntoTheSingleRun) {
   const auto missing = run("merge shard0 shard2 --out partial --no-figures");
   EXPECT_EQ(missing.rc, 1);
   EXPECT_NE(missing.err.find("hold 40 of the grid's 60 runs"), std::string::npos) << missing.err;
+  EXPECT_FALSE(fs::exists(dir_ / "partial")) << "a failed merge left the directory it made";
   const auto merged = run("merge shard0 shard1 shard2 --out merged");
   ASSERT_EQ(merged.rc, 0) << merged.err;
   for (const char* file : {"runs.jsonl", "summary.csv", "levels.csv", "config.json"})

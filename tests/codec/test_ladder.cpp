@@ -52,12 +52,14 @@ std::string error_of(const std::function<void()>& f) {
 }
 
 TEST(Ladder, BuiltinNamesLoad) {
-  EXPECT_EQ(Ladder::builtin_names(), std::vector<std::string>({"generic", "mistral-7b", "llama-70b", "lmcache-default",
+  EXPECT_EQ(Ladder::builtin_names(), std::vector<std::string>({"generic", "mistral-7b", "llama-2-70b", "lmcache-default",
                                                               "smollm2-calibrated", "stories260k-calibrated"}));
   for (const auto& name : Ladder::builtin_names()) EXPECT_EQ(Ladder::from_name_or_path(name).name(), name);
   EXPECT_EQ(Ladder::from_name_or_path("generic").levels(), std::vector<int>({1, 2, 3}));
   EXPECT_EQ(Ladder::from_name_or_path("mistral-7b").levels(), std::vector<int>({1, 2, 3}));
-  EXPECT_EQ(Ladder::from_name_or_path("llama-70b").levels(), std::vector<int>({1}));
+  EXPECT_EQ(Ladder::from_name_or_path("llama-2-70b").levels(), std::vector<int>({1}));
+  // The 70B ladder's earlier name still reads it.
+  EXPECT_EQ(Ladder::from_name_or_path("llama-70b").id(), Ladder::from_name_or_path("llama-2-70b").id());
   EXPECT_EQ(Ladder::from_name_or_path("lmcache-default").levels(), std::vector<int>({1}));
 }
 
@@ -87,7 +89,7 @@ TEST(Ladder, ExactLaddersRejectOtherLayerCounts) {
   const std::string message = error_of([&] { mistral.level_spec(2, 5); });
   EXPECT_NE(message.find("generic"), std::string::npos) << message;
   EXPECT_NE(message.find("32"), std::string::npos) << message;
-  EXPECT_THROW(Ladder::from_name_or_path("llama-70b").level_spec(1, 32), std::invalid_argument);
+  EXPECT_THROW(Ladder::from_name_or_path("llama-2-70b").level_spec(1, 32), std::invalid_argument);
 }
 
 TEST(Ladder, UnknownLevelAndBadLayerCount) {
@@ -101,7 +103,7 @@ TEST(Ladder, UnknownLevelAndBadLayerCount) {
 
 TEST(Ladder, Llama70bAt80Layers) {
   // docs/CACHEGEN.md §7 70B row: K [0,20)=32, [20,40)=32, [40,80)=16; V [0,20)=32, [20,80)=16.
-  expect_spec(Ladder::from_name_or_path("llama-70b"), 1, 80, ranges({{40, 32}, {80, 16}}), ranges({{20, 32}, {80, 16}}));
+  expect_spec(Ladder::from_name_or_path("llama-2-70b"), 1, 80, ranges({{40, 32}, {80, 16}}), ranges({{20, 32}, {80, 16}}));
 }
 
 TEST(Ladder, LmcacheDefault) {
@@ -222,7 +224,7 @@ TEST_F(LadderFile, TheIdFollowsTheLevelsNotTheNames) {
 
 TEST_F(LadderFile, UnknownNameListsTheBuiltins) {
   const std::string message = error_of([&] { Ladder::from_name_or_path((dir_ / "missing.json").string()); });
-  EXPECT_NE(message.find("generic, mistral-7b, llama-70b, lmcache-default, smollm2-calibrated"), std::string::npos) << message;
+  EXPECT_NE(message.find("generic, mistral-7b, llama-2-70b, lmcache-default, smollm2-calibrated"), std::string::npos) << message;
   EXPECT_NE(message.find("missing.json"), std::string::npos) << message;
 }
 
@@ -297,7 +299,7 @@ TEST_F(LadderFile, TransformLaddersHoldDistortions) {
   expect_load_error(transform(R"([{"level": 1, "distortion": 1.5}])"), "$.levels[0].distortion");
   expect_load_error(transform(R"([{"level": 1, "distortion": 0.1}, {"level": 2, "distortion": 0.2}])"),
                     "$.levels[1].distortion");
-  // Below the format's range (codec/transform_distortion.h): the clamp would decide the values.
+  // Below the format's range (codec/transform/transform_distortion.h): the clamp would decide the values.
   const std::string tiny = error_of([&] { Ladder::load(write("tiny.json", transform(R"([{"level": 1, "distortion": 1e-20}])"))); });
   EXPECT_NE(tiny.find("$.levels[0].distortion: relative distortion 1e-20 is outside [1e-08, 1]"), std::string::npos) << tiny;
 }

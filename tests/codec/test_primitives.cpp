@@ -8,10 +8,10 @@
 #include <random>
 
 #include "codec/codec.h"
-#include "codec/crc32c.h"
-#include "codec/half.h"
+#include "codec/format/crc32c.h"
+#include "codec/format/kv_dump.h"
 #include "codec/kv_cache.h"
-#include "codec/safetensors.h"
+#include "common/half.h"
 #include "tests/test_support.h"
 
 namespace kvstream::codec {
@@ -45,33 +45,33 @@ TEST(Crc32c, TheFastPathEqualsTheTables) {
 TEST(Half, EveryFiniteHalfRoundTripsExactly) {
   for (uint32_t h = 0; h < 0x10000; ++h) {
     if ((h & 0x7C00u) == 0x7C00u) continue;  // inf / NaN
-    const float f = half_to_float(static_cast<uint16_t>(h));
-    ASSERT_EQ(float_to_half(f), h == 0x8000u ? 0x8000u : h) << std::hex << h;
+    const float f = common::half_to_float(static_cast<uint16_t>(h));
+    ASSERT_EQ(common::float_to_half(f), h == 0x8000u ? 0x8000u : h) << std::hex << h;
   }
 }
 
 TEST(Half, RoundsToNearestEvenAndDirectedRoundingBracketsTheValue) {
-  EXPECT_EQ(float_to_half(1.0f + 1.0f / 2048), 0x3C00u);      // halfway between 1 and 1+2^-10: even (1)
-  EXPECT_EQ(float_to_half(1.0f + 3.0f / 2048), 0x3C02u);      // halfway, rounds up to the even mantissa
-  EXPECT_EQ(float_to_half(65520.0f), 0x7C00u);                // rounds past 65504: inf
-  EXPECT_EQ(float_to_half(5.9604645e-08f), 0x0001u);          // smallest subnormal
+  EXPECT_EQ(common::float_to_half(1.0f + 1.0f / 2048), 0x3C00u);      // halfway between 1 and 1+2^-10: even (1)
+  EXPECT_EQ(common::float_to_half(1.0f + 3.0f / 2048), 0x3C02u);      // halfway, rounds up to the even mantissa
+  EXPECT_EQ(common::float_to_half(65520.0f), 0x7C00u);                // rounds past 65504: inf
+  EXPECT_EQ(common::float_to_half(5.9604645e-08f), 0x0001u);          // smallest subnormal
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> dist(-60000.0f, 60000.0f);
   for (int i = 0; i < 100000; ++i) {
     const float x = dist(rng) * (i % 3 == 0 ? 1e-6f : 1.0f);
-    const float up = half_to_float(float_to_half_up(x));
-    const float down = half_to_float(float_to_half_down(x));
+    const float up = common::half_to_float(common::float_to_half_up(x));
+    const float down = common::half_to_float(common::float_to_half_down(x));
     ASSERT_GE(up, std::fabs(x));
     ASSERT_LE(down, x);
-    ASSERT_LE(std::fabs(half_to_float(float_to_half(x)) - x), std::max(up - std::fabs(x), x - down) + 1e-12f);
+    ASSERT_LE(std::fabs(common::half_to_float(common::float_to_half(x)) - x), std::max(up - std::fabs(x), x - down) + 1e-12f);
   }
 }
 
 TEST(Half, Bf16RoundsToNearestEven) {
-  EXPECT_EQ(float_to_bf16(1.0f), 0x3F80u);
-  EXPECT_EQ(bf16_to_float(float_to_bf16(3.140625f)), 3.140625f);
-  EXPECT_EQ(float_to_bf16(std::bit_cast<float>(0x3F808000u)), 0x3F80u);  // tie to even
-  EXPECT_EQ(float_to_bf16(std::bit_cast<float>(0x3F818000u)), 0x3F82u);
+  EXPECT_EQ(common::float_to_bf16(1.0f), 0x3F80u);
+  EXPECT_EQ(common::bf16_to_float(common::float_to_bf16(3.140625f)), 3.140625f);
+  EXPECT_EQ(common::float_to_bf16(std::bit_cast<float>(0x3F808000u)), 0x3F80u);  // tie to even
+  EXPECT_EQ(common::float_to_bf16(std::bit_cast<float>(0x3F818000u)), 0x3F82u);
 }
 
 KvCache ramp_cache(KvShape shape) {

@@ -3,7 +3,7 @@
 // independently from the same model and the token ids stored beside it.
 #include <gtest/gtest.h>
 
-#include "codec/half.h"
+#include "common/half.h"
 #include "eval/kv_bridge.h"
 #include "models/model_catalog.h"
 #include "tests/test_support.h"

@@ -10,7 +10,7 @@
 
 #include "codec/codec.h"
 #include "codec/ladder.h"
-#include "codec/transform_calibration.h"
+#include "codec/transform/transform_calibration.h"
 #include "eval/kv_bridge.h"
 #include "eval/kv_sensitivity.h"
 #include "eval/ladder_calibration.h"

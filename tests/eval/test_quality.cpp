@@ -7,8 +7,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "codec/transform/transform_calibration.h"
 #include "common/data_resolver.h"
-#include "codec/transform_calibration.h"
 #include "eval/kv_bridge.h"
 #include "eval/kv_sensitivity.h"
 #include "eval/text_quality.h"

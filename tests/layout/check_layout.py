@@ -6,6 +6,9 @@
   those arrows, none pointing up the table;
 - every #include "module/..." of a module's sources names the module itself or one it uses,
   directly or through others;
+- codec/'s stage folders are those of its table (the paragraph "**codec/**" there), and a stage's
+  sources include from codec/ only what that table's last column names (a codec never includes
+  another's);
 - no file cites the design notes outside the repository (their shared docs folder) or an issue number.
 
 Usage: check_layout.py REPOSITORY_ROOT MODULE_GRAPH_JSON
@@ -42,6 +45,25 @@ def documented_modules():
             uses = re.findall(r'`(\w+)/?`', cells[-1])
             rows.append((match.group(1), uses))
     return rows
+
+
+def codec_stages():
+    """{stage folder: set of codec/ parts it may include ('top' for codec/*.h)} from the table after
+    the paragraph "**codec/**" of docs/ARCHITECTURE.md."""
+    text = read(os.path.join(ROOT, 'docs', 'ARCHITECTURE.md'))
+    section = re.search(r'^\*\*codec/\*\*.*?\n\n(\|.*?)\n\n', text, re.S | re.M)
+    if not section:
+        raise AssertionError('docs/ARCHITECTURE.md: no table after the paragraph "**codec/**"')
+    stages = {}
+    for line in section.group(1).splitlines():
+        cells = [c.strip() for c in line.strip().strip('|').split('|')]
+        match = re.fullmatch(r'`(\w+)/`', cells[0])
+        if match:
+            parts = set(re.findall(r'`(\w+)/`', cells[-1]))
+            if 'the top' in cells[-1]:
+                parts.add('top')
+            stages[match.group(1)] = parts
+    return stages
 
 
 def linked_modules():
@@ -121,6 +143,22 @@ class Layout(unittest.TestCase):
                 for used in include.findall(read(path)):
                     if used in self.uses and used not in closure[module]:
                         problems.append(f'{os.path.relpath(path, ROOT)} includes {used}/, which {module}/ does not use')
+        self.assertEqual(problems, [])
+
+    def test_codec_stages_include_only_what_their_row_names(self):
+        stages = codec_stages()
+        folders = sorted(d for d in os.listdir(os.path.join(ROOT, 'codec'))
+                         if os.path.isdir(os.path.join(ROOT, 'codec', d)) and any(True for _ in source_files('codec/' + d)))
+        self.assertEqual(sorted(stages), folders, 'codec/ folders vs the table after "**codec/**"')
+        include = re.compile(r'^\s*#\s*include\s+"codec/([^"]+)"', re.M)
+        problems = []
+        for stage, allowed in stages.items():
+            for path in source_files('codec/' + stage):
+                for target in include.findall(read(path)):
+                    part = target.split('/')[0] if '/' in target else 'top'
+                    if part != stage and part not in allowed:
+                        problems.append(f'{os.path.relpath(path, ROOT)} includes codec/{target}: {stage}/ may include '
+                                        f'{sorted(allowed)}')
         self.assertEqual(problems, [])
 
     def test_no_citation_leaves_the_repository(self):

@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "common/data_resolver.h"
+#include "common/safetensors.h"
 #include "models/hf_checkpoint.h"
 #include "models/llama2c_checkpoint.h"
 #include "models/llama2c_tokenizer.h"
@@ -103,7 +104,7 @@ json hf_config(bool tied) {
           {"tie_word_embeddings", tied}};
 }
 
-codec::Tensor encode(const torch::Tensor& t, const std::string& dtype) {
+common::Tensor encode(const torch::Tensor& t, const std::string& dtype) {
   static const std::map<std::string, torch::ScalarType> types = {
       {"F32", torch::kFloat32}, {"F16", torch::kFloat16}, {"BF16", torch::kBFloat16}};
   const auto converted = t.to(types.at(dtype)).contiguous();
@@ -123,7 +124,7 @@ void write_checkpoint(const fs::path& dir, const json& config, const TensorMap& 
     std::snprintf(name, sizeof name, "model-%05d-of-%05d.safetensors", k + 1, shards);
     return std::string(name);
   };
-  std::vector<codec::SafetensorsFile> files(static_cast<size_t>(shards));
+  std::vector<common::SafetensorsFile> files(static_cast<size_t>(shards));
   json index = {{"metadata", {{"total_size", 0}}}, {"weight_map", json::object()}};
   int next = 0;
   for (const auto& [name, tensor] : tensors) {
@@ -131,7 +132,7 @@ void write_checkpoint(const fs::path& dir, const json& config, const TensorMap& 
     files[static_cast<size_t>(k)].tensors[name] = encode(tensor, dtype);
     index["weight_map"][name] = shard_name(k);
   }
-  for (int k = 0; k < shards; ++k) codec::write_safetensors(dir / shard_name(k), files[static_cast<size_t>(k)]);
+  for (int k = 0; k < shards; ++k) common::write_safetensors(dir / shard_name(k), files[static_cast<size_t>(k)]);
   if (shards > 1) std::ofstream(dir / "model.safetensors.index.json") << index.dump(2);
 }
 

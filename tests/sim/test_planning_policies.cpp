@@ -18,7 +18,7 @@
 #include "sim/policy.h"
 #include "sim/request_timeline.h"
 #include "sim/simulation.h"
-#include "sim/tcp_model.h"
+#include "sim/tcp/tcp_model.h"
 #include "tests/sim/sim_test_support.h"
 #include "traces/trace_generators.h"
 

@@ -1,0 +1,291 @@
+// The transform codec, spec `transform:cal=M.kvcal[,d=D]` (KVTC, ICLR 2026: project, allocate bits
+// by reverse water-filling, entropy-code with offline tables). Per row r of a chunk (K or V of one
+// layer), with the calibration of transform_calibration.h:
+//   1. tokens at positions below the calibration's sink_tokens go as fp16 (attention sinks carry
+//      outliers no basis fitted on the rest describes);
+//   2. every other token: keys have RoPE undone (rope.h), x - mu_r is projected on the kept
+//      components, y_i = W_r[i] . (x - mu_r);
+//   3. y_i is quantized with the row's one step Delta_r (Delta_r^2 / 12 = d * mean variance of the
+//      row): the same error on every kept component is the reverse water-filling optimum, and a
+//      component whose variance is below that error is dropped (decoded as the mean);
+//   4. q = round(y / Delta_r) is split into a rANS symbol under the offline table of its class and raw
+//      low bits, or escaped (transform_quantize, transform_encode_stages.h, which the GPU encoder
+//      gpu_transform_encode.h shares).
+// Decode inverts it: x = mu_r + sum_i q_i Delta_r W_r[i], RoPE redone, as the stages of
+// transform_decode_stages.h that the GPU decoder (gpu_transform_decode.h) shares, on a payload
+// checked by transform_payload.h. Invariant: the error of a
+// token is the projection residual of the dropped components plus at most Delta_r / 2 per kept one.
+//
+// Sections (codec/FORMAT.md §"transform"):
+//   TPRM  calibration id u64 | d f64 | sink tokens in this chunk u32
+//   SINK  fp16 [2L][sinks][C], CacheGen row order
+//   GRPS  u32 [2L]: bytes of each row's rANS group (kTransformRansStates interleaved states, rans_coder.h)
+//   RANS  the groups, row by row; symbols in (token, component) order
+//   LOWB  the low bits of every non-escaped q in that order, LSB first, k_c bits each
+//   ESCP  int32 [escapes]: the escaped q in that order
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+
+#include "codec/codec.h"
+#include "codec/entropy/rans_decode_x8.h"
+#include "codec/format/byte_io.h"
+#include "codec/ladder.h"
+#include "codec/transform/transform_calibration.h"
+#include "codec/transform/transform_distortion.h"
+#include "codec/transform/transform_encode_stages.h"
+#include "codec/transform/transform_payload.h"
+#include "common/content_hash.h"
+#include "common/half.h"
+
+namespace kvstream::codec {
+namespace {
+
+using K = BitstreamErrorKind;
+using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+
+// Raw bits, least significant first.
+class BitWriter {
+ public:
+  void put(uint32_t value, int bits) {
+    buffer_ |= uint64_t(value) << filled_;
+    filled_ += bits;
+    while (filled_ >= 8) {
+      bytes_.push_back(static_cast<uint8_t>(buffer_));
+      buffer_ >>= 8;
+      filled_ -= 8;
+    }
+  }
+  std::vector<uint8_t> finish() {
+    if (filled_ > 0) bytes_.push_back(static_cast<uint8_t>(buffer_));
+    filled_ = 0;
+    buffer_ = 0;
+    return std::move(bytes_);
+  }
+
+ private:
+  std::vector<uint8_t> bytes_;
+  uint64_t buffer_ = 0;
+  int filled_ = 0;
+};
+
+class TransformCodec final : public Codec {
+ public:
+  TransformCodec(const common::Spec& spec, std::shared_ptr<const TransformCalibration> cal)
+      : spec_(spec.canonical()), cal_(std::move(cal)), distortions_(transform_spec_distortions(spec)) {
+    if (distortions_.empty()) distortions_ = cal_->level_distortions();
+  }
+
+  std::string spec() const override { return spec_; }
+  std::vector<int> levels() const override {
+    std::vector<int> out(distortions_.size());
+    for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<int>(i + 1);
+    return out;
+  }
+  bool ladder() const override { return true; }
+  DecodeContext decode_context() const override {
+    DecodeContext context;
+    context.transform_calibrations.push_back(cal_);
+    return context;
+  }
+  // The calibration's id and the levels' distortions (from d=, a ladder file or the calibration).
+  std::string content_id() const override {
+    std::string id = "cal=" + common::hex64(cal_->id()) + ",d=";
+    char number[32];
+    for (size_t i = 0; i < distortions_.size(); ++i) {
+      std::snprintf(number, sizeof number, "%s%.17g", i ? "/" : "", distortions_[i]);
+      id += number;
+    }
+    return id;
+  }
+  std::string entropy_coder() const override { return "rans"; }
+  std::string fitted_model() const override { return cal_->model(); }
+
+  std::vector<uint8_t> encode(const KvChunkView& chunk, int level, int64_t t0, SourceDtype source_dtype) const override {
+    if (level < 1 || level > static_cast<int>(distortions_.size()))
+      throw std::invalid_argument("codec " + spec_ + " has levels 1.." + std::to_string(distortions_.size()) +
+                                  ", asked for level " + std::to_string(level));
+    const KvShape s = chunk.shape();
+    check_transform_shape(*cal_, s, "the chunk");
+    const double d = distortions_[size_t(level - 1)];
+    const int channels = s.channels();
+    const int sinks = transform_sinks_in_chunk(*cal_, t0, s.tokens);
+    const int64_t coded = s.tokens - sinks;
+    const RopeAngles angles(cal_->rope(), s.head_dim, t0, s.tokens);
+
+    TransformSections out;
+    out.sink = transform_sink_bytes(chunk, sinks);
+    BitWriter low_bits;
+    std::vector<uint8_t> symbols, group;
+    RowMajor x(coded, channels);
+    for (int r = 0; r < s.rows(); ++r) {
+      const TransformRowPlan plan(*cal_, r, d);
+      const auto& row = cal_->row(r);
+      for (int64_t t = 0; t < coded; ++t) {
+        float* token = x.row(t).data();
+        std::copy_n(chunk.token(r, sinks + t), channels, token);
+        check_transform_token_finite(token, channels, r, s.layers, t0 + sinks + t);
+        if (r < s.layers) angles.rotate(token, s.kv_heads, sinks + t, /*undo=*/true);
+        for (int c = 0; c < channels; ++c) token[c] -= row.mean[size_t(c)];
+      }
+      const Eigen::Map<const RowMajor> basis(row.basis.data(), plan.kept(), channels);
+      const RowMajor y = x * basis.transpose();  // [coded][kept]
+      symbols.resize(size_t(coded) * size_t(plan.kept()));
+      for (int64_t t = 0; t < coded; ++t)
+        for (int i = 0; i < plan.kept(); ++i) {
+          const TransformQuantized q = transform_quantize(y(t, i), plan.step, plan.classes[size_t(i)]);
+          symbols[size_t(t) * size_t(plan.kept()) + size_t(i)] = static_cast<uint8_t>(q.symbol);
+          if (q.symbol == kTransformEscape) ByteWriter(out.escapes).put<uint32_t>(static_cast<uint32_t>(q.escaped));
+          else if (q.low_bits > 0) low_bits.put(q.low, q.low_bits);
+        }
+      const auto n = static_cast<uint32_t>(symbols.size());
+      group.resize(rans_group_capacity(n, kTransformRansStates));
+      const uint32_t bytes = plan.kept() == 0 ? 0
+                                              : rans_encode_group(symbols.data(), n, plan.kept(), plan.cdf.data(),
+                                                                  kTransformAlphabet, kTransformRansStates, group.data());
+      out.group_bytes.push_back(bytes);
+      out.rans.insert(out.rans.end(), group.begin(), group.begin() + bytes);
+    }
+    out.low_bits = low_bits.finish();
+    return write_transform_bitstream({CodecId::kTransform, s, t0, source_dtype}, *cal_, d, sinks, std::move(out));
+  }
+
+ private:
+  std::string spec_;
+  std::shared_ptr<const TransformCalibration> cal_;
+  std::vector<double> distortions_;  // per level, lowest quality first
+};
+
+// The stages of transform_decode_stages.h, one thread after another, with one GEMM per row for stage 4.
+KvCache decode(const ParsedBitstream& parsed, const DecodeContext& context) {
+  const TransformPayload p = parse_transform_payload(parsed, context);
+  const TransformCalibration& cal = *p.cal;
+  const KvShape& s = p.shape;
+  const int channels = s.channels();
+  const int64_t coded = p.coded_tokens();
+  const bool x8 = rans_x8_available();
+
+  // Stage 1: every row's symbols, the chunk's symbol order.
+  std::vector<uint64_t> start(1, 0);
+  for (int r = 0; r < s.rows(); ++r) start.push_back(start.back() + p.row_symbols(r));
+  std::vector<uint8_t> symbols(start.back());
+  std::vector<RansSymbolLookup> lookups;
+  for (int r = 0; r < s.rows(); ++r) {
+    const TransformRowPlan& plan = p.rows[size_t(r)];
+    if (plan.kept() == 0) continue;
+    const auto n = static_cast<uint32_t>(p.row_symbols(r));
+    const int part = r < s.layers ? 0 : 1;
+    lookups.resize(size_t(plan.kept()) + 1);  // +1: the x8 gathers read past the last entry
+    for (int i = 0; i < plan.kept(); ++i) lookups[size_t(i)] = cal.lookup(part, plan.classes[size_t(i)]);
+    const uint8_t* in = p.rans.data() + p.group_offset[size_t(r)];
+    const auto bytes = static_cast<uint32_t>(p.group_offset[size_t(r) + 1] - p.group_offset[size_t(r)]);
+    uint8_t* out = symbols.data() + start[size_t(r)];
+    const bool ok = x8 && plan.kept() % 8 == 0
+                        ? rans_decode_group_x8(in, bytes, n, plan.kept(), plan.cdf.data(), lookups.data(),
+                                               kTransformAlphabet, out)
+                        : rans_decode_group(in, bytes, n, plan.kept(), plan.cdf.data(), lookups.data(),
+                                            kTransformAlphabet, kTransformRansStates, out);
+    if (!ok) throw BitstreamError(K::kCorruptPayload, "RANS", "row " + std::to_string(r) + "'s rANS group is corrupt");
+  }
+  // Stage 2: the totals, which must use LOWB and ESCP up exactly (so stage 3 reads inside them);
+  // the scans run along with stage 3.
+  uint64_t bits_total = 0, escapes_total = 0;
+  for (int r = 0; r < s.rows(); ++r) {
+    const TransformRowPlan& plan = p.rows[size_t(r)];
+    const uint8_t* row_symbols = symbols.data() + start[size_t(r)];
+    for (uint64_t j = 0, i = 0; j < p.row_symbols(r); ++j, i = i + 1 == uint64_t(plan.kept()) ? 0 : i + 1) {
+      bits_total += uint64_t(transform_symbol_low_bits(row_symbols[j], plan.classes[i]));  // component i = j mod kept
+      escapes_total += row_symbols[j] == kTransformEscape ? 1 : 0;
+    }
+  }
+  p.check_totals(bits_total, escapes_total);
+  // Stage 3.
+  std::vector<RowMajor> y(size_t(s.rows()));
+  uint64_t bit_at = 0, escape_at = 0;
+  for (int r = 0; r < s.rows(); ++r) {
+    const TransformRowPlan& plan = p.rows[size_t(r)];
+    const uint8_t* row_symbols = symbols.data() + start[size_t(r)];
+    RowMajor& row_y = y[size_t(r)];
+    row_y.resize(coded, plan.kept());
+    float* out = row_y.data();
+    for (uint64_t j = 0, i = 0; j < p.row_symbols(r); ++j, i = i + 1 == uint64_t(plan.kept()) ? 0 : i + 1) {
+      const int symbol = row_symbols[j], c = plan.classes[i];
+      if (!transform_coefficient(symbol, c, p.low_bits.data(), bit_at, p.escapes.data(), escape_at, plan.step, out[j]))
+        throw BitstreamError(K::kCorruptPayload, "ESCP", "escaped value out of range");
+      bit_at += uint64_t(transform_symbol_low_bits(symbol, c));
+      escape_at += symbol == kTransformEscape ? 1 : 0;
+    }
+  }
+
+  // Stage 4: sinks from fp16, the rest mu_r + y W_r, RoPE redone on keys.
+  KvCache kv(s);
+  const RopeAngles angles(cal.rope(), s.head_dim, p.t0, s.tokens);
+  for (int r = 0; r < s.rows(); ++r) {
+    for (int t = 0; t < p.sinks; ++t)
+      for (int c = 0; c < channels; ++c)
+        kv.row_token(r, t)[c] = common::half_to_float(load_u16(p.sink.data() + 2 * ((size_t(r) * p.sinks + t) * channels + c)));
+    const TransformRowPlan& plan = p.rows[size_t(r)];
+    const auto& row = cal.row(r);
+    const Eigen::Map<const RowMajor> basis(row.basis.data(), plan.kept(), channels);
+    RowMajor x(coded, channels);
+    if (plan.kept() > 0) x.noalias() = y[size_t(r)] * basis;
+    else x.setZero();
+    for (int64_t t = 0; t < coded; ++t) {
+      float* out = kv.row_token(r, p.sinks + t);
+      for (int c = 0; c < channels; ++c) out[c] = x(t, c) + row.mean[size_t(c)];
+      if (r < s.layers) angles.rotate(out, s.kv_heads, p.sinks + t, /*undo=*/false);
+    }
+  }
+  return kv;
+}
+
+}  // namespace
+
+bool transform_needs_calibration(const std::string& spec) {
+  const common::Spec parsed = parse_codec_spec(spec);
+  return parsed.name() == "transform" && !parsed.has("cal");
+}
+
+std::string with_calibration(const std::string& spec, const std::string& kvcal_path) {
+  std::string out = "transform:cal=" + kvcal_path;
+  if (const size_t colon = spec.find(':'); colon != std::string::npos) out.append(",").append(spec, colon + 1);
+  return out;
+}
+
+std::vector<double> transform_spec_distortions(const common::Spec& spec) {
+  spec.only({"cal", "d", "ladder"});
+  if (spec.has("d") && spec.has("ladder")) spec.fail("d=D and ladder=PATH both set the levels: give one");
+  if (spec.has("d")) {
+    const double d = spec.number("d", 0);
+    if (const std::string error = transform_distortion_error(d); !error.empty()) spec.fail("d=: " + error);
+    return {d};
+  }
+  if (spec.has("ladder")) {
+    const Ladder ladder = Ladder::from_name_or_path(spec.string("ladder", ""));
+    if (ladder.codec() != "transform")
+      spec.fail("ladder=" + spec.string("ladder", "") + " holds CacheGen bins, not transform distortions");
+    return ladder.distortions();
+  }
+  return {};
+}
+
+CodecEntry transform_codec_entry() {
+  return {"transform", CodecId::kTransform,
+          "calibrated transform codec (KVTC): per-layer PCA with RoPE undone, reverse water-filling, rANS with offline "
+          "tables (options: cal=M.kvcal from kvstream calibrate; levels from the calibration's list, or ladder=PATH from "
+          "kvstream calibrate-ladder, or d=D one relative distortion)",
+          [](const common::Spec& spec) {
+            transform_spec_distortions(spec);  // the options, before the calibration is read
+            if (!spec.has("cal")) spec.fail("needs cal=PATH, a .kvcal file written by kvstream calibrate");
+            auto cal = std::make_shared<const TransformCalibration>(TransformCalibration::load(spec.string("cal", "")));
+            return std::unique_ptr<Codec>(new TransformCodec(spec, std::move(cal)));
+          },
+          decode};
+}
+
+}  // namespace kvstream::codec

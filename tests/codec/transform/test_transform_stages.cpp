@@ -1,0 +1,133 @@
+// The transform decoder's per-thread stages (codec/transform/transform_decode_stages.h), which the CUDA decoder
+// launches: run in a random order by tests/codec/transform/transform_stage_launcher.h, they decode every chunk
+// of the held-out stories260K context as the CPU decoder does (to the float rounding of its GEMM),
+// with RoPE in both pair layouts and without, sinks, escapes, and every level; and the low-bit reader
+// at every alignment.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "codec/codec.h"
+#include "codec/format/bitstream.h"
+#include "codec/format/bitstream_error.h"
+#include "codec/transform/transform_decode_stages.h"
+#include "tests/codec/transform/transform_stage_launcher.h"
+
+namespace kvstream::codec {
+namespace {
+
+using test_support_transform::launch_transform_stages;
+using test_support_transform::stories_calibration;
+
+TEST(TransformStages, LowBitsReadBackAtEveryAlignment) {
+  std::mt19937 rng(5);
+  std::vector<std::pair<uint32_t, int>> fields;
+  std::vector<uint8_t> bytes;
+  uint64_t buffer = 0, at = 0;
+  int filled = 0;
+  for (int i = 0; i < 2000; ++i) {  // written LSB first, as the encoder's BitWriter does
+    const int bits = int(rng() % 25);
+    const uint32_t value = bits == 0 ? 0 : static_cast<uint32_t>(rng()) & ((1u << bits) - 1);
+    fields.emplace_back(value, bits);
+    buffer |= uint64_t(value) << filled;
+    filled += bits;
+    for (; filled >= 8; filled -= 8, buffer >>= 8) bytes.push_back(uint8_t(buffer));
+  }
+  if (filled > 0) bytes.push_back(uint8_t(buffer));
+  for (const auto& [value, bits] : fields) {
+    ASSERT_EQ(read_low_bits(bytes.data(), at, bits), value) << "at bit " << at;
+    at += uint64_t(bits);
+  }
+}
+
+class TransformStagesTest : public test_support::TempDirTest {
+ protected:
+  // A codec over the calibration of `pairs`, saved to a file as the spec needs.
+  std::unique_ptr<Codec> codec_for(RopePairs pairs, const std::string& options = "") {
+    const auto path = dir_ / ("stories_" + std::to_string(int(pairs)) + ".kvcal");
+    stories_calibration(pairs).save(path);
+    return make_codec("transform:cal=" + path.string() + options);
+  }
+};
+
+// Largest |launched - cpu| relative to max(1, |cpu|), and the escapes seen.
+struct Comparison {
+  double worst = 0;
+  uint64_t escapes = 0;
+};
+
+Comparison compare(const Codec& codec, const KvChunkView& chunk, int level, int64_t t0, std::mt19937& rng) {
+  const auto bytes = codec.encode(chunk, level, t0);
+  const auto cpu = decode_bitstream(bytes, codec.decode_context()).kv.values();
+  const auto launched = launch_transform_stages(bytes, codec.decode_context(), rng);
+  EXPECT_EQ(launched.values.size(), cpu.size());
+  Comparison out{0, launched.escapes};
+  for (size_t i = 0; i < cpu.size() && i < launched.values.size(); ++i)
+    out.worst = std::max(out.worst, std::abs(double(launched.values[i]) - cpu[i]) / std::max(1.0, std::abs(double(cpu[i]))));
+  return out;
+}
+
+TEST_F(TransformStagesTest, AShuffledLaunchDecodesAsTheCpuDecoder) {
+  std::mt19937 rng(11);
+  const auto& context = test_support::kv_fixture().contexts[3];
+  for (const RopePairs pairs : {RopePairs::kInterleaved, RopePairs::kRotateHalf, RopePairs::kNone}) {
+    const auto codec = codec_for(pairs);
+    for (int level : {1, 4, 8, 12})
+      for (const auto& [t0, t1] : chunk_ranges(context.shape().tokens, 200)) {  // sinks in the first chunk only
+        SCOPED_TRACE("pairs " + std::to_string(int(pairs)) + " level " + std::to_string(level) + " t0 " + std::to_string(t0));
+        EXPECT_LT(compare(*codec, context.chunk(t0, t1), level, t0, rng).worst, 1e-5);
+      }
+  }
+}
+
+TEST_F(TransformStagesTest, EscapedCoefficientsDecodeAsTheCpuDecoder) {
+  const auto codec = codec_for(RopePairs::kInterleaved);
+  KvCache kv = KvCache::from_view(test_support::kv_fixture().contexts[3].chunk(100, 164));
+  for (int64_t t = 0; t < 64; t += 3) kv.row_token(int(t % kv.shape().rows()), t)[t % kv.shape().channels()] = 3000.0f;  // far outside the basis' range
+  std::mt19937 rng(12);
+  const Comparison c = compare(*codec, kv.all(), 12, 100, rng);
+  EXPECT_GT(c.escapes, 0u);
+  EXPECT_LT(c.worst, 1e-5);
+}
+
+TEST_F(TransformStagesTest, ACorruptChunkIsRefusedByTheLauncherAsByTheDecoder) {
+  const auto codec = codec_for(RopePairs::kInterleaved);
+  const auto bytes = codec->encode(test_support::kv_fixture().contexts[3].chunk(100, 300), 3, 100);
+  const auto parsed = parse_bitstream(bytes);
+  std::vector<Section> sections;
+  for (const auto& section : parsed.sections) {
+    sections.push_back({section.tag, std::vector<uint8_t>(section.bytes.begin(), section.bytes.end())});
+    if (section.name() == "LOWB") sections.back().bytes.push_back(0);  // a byte the symbols do not use
+  }
+  const auto corrupt = write_bitstream(parsed.header, sections);
+  std::mt19937 rng(13);
+  EXPECT_THROW(decode_bitstream(corrupt, codec->decode_context()), BitstreamError);
+  EXPECT_THROW(launch_transform_stages(corrupt, codec->decode_context(), rng), BitstreamError);
+}
+
+// The encoder's stages, shuffled, against the CPU encoder: the same bitstream except where a
+// coefficient lies within float rounding of a quantizer boundary (the CPU projects by GEMM).
+TEST_F(TransformStagesTest, AShuffledEncodeLaunchWritesTheCpuEncodersBitstream) {
+  std::mt19937 rng(14);
+  const auto& context = test_support::kv_fixture().contexts[3];
+  for (const RopePairs pairs : {RopePairs::kInterleaved, RopePairs::kRotateHalf}) {
+    const auto codec = codec_for(pairs);
+    const TransformCalibration& cal = *codec->decode_context().transform_calibrations.at(0);
+    for (const int level : {1, 6, 12})
+      for (const auto& [t0, t1] : chunk_ranges(context.shape().tokens, 200)) {
+        SCOPED_TRACE("pairs " + std::to_string(int(pairs)) + " level " + std::to_string(level) + " t0 " + std::to_string(t0));
+        const double d = cal.level_distortions()[size_t(level - 1)];
+        const auto launched = test_support_transform::launch_transform_encode_stages(cal, d, context.chunk(t0, t1), t0, rng);
+        EXPECT_EQ(launched, codec->encode(context.chunk(t0, t1), level, t0));
+      }
+    KvCache outliers = KvCache::from_view(context.chunk(100, 164));  // escapes
+    for (int64_t t = 0; t < 64; t += 3) outliers.row_token(int(t % outliers.shape().rows()), t)[t % outliers.shape().channels()] = 3000.0f;
+    EXPECT_EQ(test_support_transform::launch_transform_encode_stages(cal, cal.level_distortions().back(), outliers.all(), 100, rng),
+              codec->encode(outliers.all(), int(cal.level_distortions().size()), 100));
+  }
+}
+
+}  // namespace
+}  // namespace kvstream::codec
