@@ -46,7 +46,7 @@ GpuDecoded gpu_decode_cachegen(std::span<const uint8_t> bitstream, const DecodeC
   check_symbols(payload, result.symbols);
   KvCache kv(payload.shape, std::move(result.values));
   if (context.strict) check_decoded_values(kv, parsed.header.source_dtype);
-  return {std::move(kv), result.entropy_ms, result.dequantize_ms, result.copy_ms, result.device};
+  return {static_cast<const GpuDecodeTimes&>(result), std::move(kv)};
 }
 
 }  // namespace kvstream::codec

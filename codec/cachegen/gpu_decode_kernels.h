@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "codec/cuda/gpu_times.h"
+
 namespace kvstream::codec {
 
 // Host arrays of one parsed chunk (see CacheGenPayload in cachegen_payload.h).
@@ -23,12 +25,10 @@ struct GpuDecodeJob {
   const uint8_t* ac_codes = nullptr;   // AC: one LENS code per unit
 };
 
-struct GpuDecodeResult {
+struct GpuDecodeResult : GpuDecodeTimes {
   std::vector<uint8_t> symbols;  // [2L][T][C]
   std::vector<float> values;     // canonical [L][2][T][C]
   bool corrupt = false;          // a rANS group did not end in its final state
-  float entropy_ms = 0, dequantize_ms = 0, copy_ms = 0;  // kernel times; copy = D2D of the fp16 KV bytes
-  std::string device;
 };
 
 // Returns false with `error` set when no GPU can be used (or the job is one this GPU path does not

@@ -24,18 +24,9 @@ GpuEncoded gpu_encode_cachegen(const std::string& spec, const KvChunkView& chunk
   std::string error;
   if (!gpu_encode_chunk(job, chunk_cdf, r, error)) throw std::runtime_error("GPU encode: " + error);
   if (r.bad_token >= 0) throw non_finite_token_error(job, uint64_t(r.bad_token), r.bad_channel);
-  GpuEncoded out;
-  out.bitstream = write_cachegen_bitstream({CodecId::kCacheGen, shape, t0, dtype}, p, r.scales,
-                                           chunk_cdf ? r.cdf : plan.offline_cdf, r.unit_bytes, r.ac_codes,
-                                           std::move(r.data));
-  out.quantize_ms = r.quantize_ms;
-  out.cdf_ms = r.cdf_ms;
-  out.entropy_ms = r.entropy_ms;
-  out.compact_ms = r.compact_ms;
-  out.upload_ms = r.upload_ms;
-  out.copy_ms = r.copy_ms;
-  out.device = r.device;
-  return out;
+  return {static_cast<const GpuEncodeTimes&>(r),
+          write_cachegen_bitstream({CodecId::kCacheGen, shape, t0, dtype}, p, r.scales,
+                                   chunk_cdf ? r.cdf : plan.offline_cdf, r.unit_bytes, r.ac_codes, std::move(r.data))};
 }
 
 }  // namespace kvstream::codec

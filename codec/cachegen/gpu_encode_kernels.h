@@ -7,10 +7,11 @@
 #include <vector>
 
 #include "codec/cachegen/cachegen_encode_stages.h"
+#include "codec/cuda/gpu_times.h"
 
 namespace kvstream::codec {
 
-struct GpuEncodeResult {
+struct GpuEncodeResult : GpuEncodeTimes {
   std::vector<uint16_t> scales;      // [2L][T] fp16 bits
   std::vector<uint16_t> cdf;         // [2L·C][M + 1], when the chunk's own CDFs were built
   std::vector<uint32_t> unit_bytes;  // per unit
@@ -18,10 +19,6 @@ struct GpuEncodeResult {
   std::vector<uint8_t> data;         // DATA: the units, packed in order
   int64_t bad_token = -1;            // the first token (row·T + t) that is not quantizable, else -1
   int bad_channel = -1;              //   and its channel
-  // Kernel times. upload: the chunk's fp32 KV to the GPU (not part of encoding: in use the KV is
-  // there already); copy: a device-to-device copy of the chunk's fp16 bytes, for scale.
-  float upload_ms = 0, quantize_ms = 0, cdf_ms = 0, entropy_ms = 0, compact_ms = 0, copy_ms = 0;
-  std::string device;
 };
 
 // `job` holds host pointers: the chunk's KV (its layout), row_q, and with an offline table

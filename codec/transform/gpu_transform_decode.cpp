@@ -42,7 +42,7 @@ GpuDecoded gpu_decode_transform(std::span<const uint8_t> bitstream, const Decode
   if (result.bad_escape) throw BitstreamError(BitstreamErrorKind::kCorruptPayload, "ESCP", "escaped value out of range");
   KvCache kv(p.shape, std::move(result.values));
   if (context.strict) check_decoded_values(kv, parsed.header.source_dtype);
-  return {std::move(kv), result.entropy_ms, result.dequantize_ms, result.copy_ms, result.device};
+  return {static_cast<const GpuDecodeTimes&>(result), std::move(kv)};
 }
 
 }  // namespace kvstream::codec

@@ -37,15 +37,8 @@ GpuEncoded gpu_encode_transform(const TransformCalibration& cal, double d, const
   sections.low_bits = std::move(result.low_bits);
   sections.escapes = std::move(result.escapes);
 
-  GpuEncoded out;
-  out.bitstream = write_transform_bitstream({CodecId::kTransform, s, t0, dtype}, cal, d, sinks, std::move(sections));
-  out.quantize_ms = result.quantize_ms;
-  out.entropy_ms = result.entropy_ms;
-  out.compact_ms = result.place_ms;
-  out.upload_ms = result.upload_ms;
-  out.copy_ms = result.copy_ms;
-  out.device = result.device;
-  return out;
+  return {static_cast<const GpuEncodeTimes&>(result),
+          write_transform_bitstream({CodecId::kTransform, s, t0, dtype}, cal, d, sinks, std::move(sections))};
 }
 
 }  // namespace kvstream::codec

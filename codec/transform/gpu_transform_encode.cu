@@ -176,7 +176,7 @@ bool gpu_transform_encode_chunk(const GpuTransformEncodeJob& job, GpuTransformEn
   st.escapes = escapes.data();
   if (symbol_grid.x > 0) place_kernel<<<symbol_grid, kBlock>>>(st);
   check(cudaGetLastError(), "the place kernel");
-  result.place_ms = place_timer.stop_ms();
+  result.compact_ms = place_timer.stop_ms();
   {
     GpuTimer timer;
     if (rows > 0) rans_rows_encode_kernel<<<unsigned(rows), 32, staged_row_table_bytes(channels)>>>(st);

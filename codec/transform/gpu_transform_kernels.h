@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "codec/cuda/gpu_times.h"
+
 namespace kvstream::codec {
 
 // The calibration at one distortion, for one chunk shape: rows in CacheGen order (r < L keys),
@@ -46,14 +48,12 @@ struct GpuTransformDecodeJob {
   const uint16_t* sink = nullptr;          // fp16 [2L][S][C]
 };
 
-struct GpuTransformDecodeResult {
+struct GpuTransformDecodeResult : GpuDecodeTimes {
   std::vector<float> values;            // canonical [L][2][T][C]
   bool corrupt = false;                 // a rANS group did not end in its final states
   bool bad_escape = false;              // an escaped q out of range
   uint64_t low_bits_used = 0, escapes_used = 0;  // stage 2's totals, for TransformPayload::check_totals
   bool coefficients_skipped = false;    // the totals ran past LOWB or ESCP: stages 3-4 did not run
-  float entropy_ms = 0, dequantize_ms = 0, copy_ms = 0;  // rANS; stages 2-4; D2D of the chunk's fp16 bytes
-  std::string device;
 };
 
 struct GpuTransformEncodeJob {
@@ -64,13 +64,9 @@ struct GpuTransformEncodeJob {
   int64_t kv_tokens = 0, kv_t0 = 0;
 };
 
-struct GpuTransformEncodeResult {
+struct GpuTransformEncodeResult : GpuEncodeTimes {  // upload: the coded tokens
   std::vector<uint32_t> group_bytes;             // GRPS
   std::vector<uint8_t> rans, low_bits, escapes;  // RANS, LOWB, ESCP
-  float upload_ms = 0, quantize_ms = 0, place_ms = 0, entropy_ms = 0;  // the coded tokens up; project +
-                                                                       // quantize; scans + LOWB/ESCP; rANS
-  float copy_ms = 0;                             // D2D of the chunk's fp16 bytes, for scale
-  std::string device;
 };
 
 // Both return false with `error` set when no GPU can be used or the chunk has more symbols than one
