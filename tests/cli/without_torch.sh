@@ -14,7 +14,7 @@ shift 2
 if [ "${1:-}" = --built ]; then
   grep -q '^WITH_TORCH:BOOL=OFF' "$build/CMakeCache.txt" ||
     { echo "without_torch: $build is not a build with -DWITH_TORCH=OFF" >&2; exit 1; }
-  export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+  source "$repo/tests/sanitizers/sanitizer_options.sh"
 else
   generator=()
   if command -v ninja > /dev/null; then generator=(-G Ninja); fi

@@ -15,8 +15,7 @@ bash "$repo/scripts/configure-fuzz-build.sh" "$build"
 cmake --build "$build" --target kvstream "${suites[@]}" fuzz -j "$(nproc)" > "$build.build.log" 2>&1 ||
   { tail -50 "$build.build.log"; exit 1; }
 
-export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0
-export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+source "$repo/tests/sanitizers/sanitizer_options.sh"
 # The suites run $(nproc) at a time, the longest first: test_cli (~7 minutes under ASan) in two shards.
 jobs=(test_cli:0/2 test_cli:1/2)
 for suite in "${suites[@]}"; do [ "$suite" = test_cli ] || jobs+=("$suite"); done
