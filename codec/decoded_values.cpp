@@ -22,8 +22,10 @@ void check_decoded_values(KvCache& kv, SourceDtype dtype) {
   const double limit = dtype == SourceDtype::kFp32 ? largest : kOvershoot * largest;
   // One branch-free pass finds whether anything is beyond the largest value; the slow search below
   // clamps the overshoots and names the first value beyond the limit.
-  bool beyond = false;
-  for (const float v : kv.values()) beyond |= !(std::fabs(double(v)) <= largest);
+  // Every largest_finite is a float, so the pass compares floats (and vectorises).
+  const auto largest_float = static_cast<float>(largest);
+  uint32_t beyond = 0;
+  for (const float v : kv.values()) beyond |= uint32_t(!(std::fabs(v) <= largest_float));
   if (!beyond) return;
   const KvShape& s = kv.shape();
   for (int layer = 0; layer < s.layers; ++layer)

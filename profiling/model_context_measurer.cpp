@@ -17,7 +17,7 @@ namespace kvstream::profiling {
 namespace {
 
 // Bumped whenever profile_context measures differently, so old cache entries are not reused.
-constexpr int kProfilerVersion = 1;
+constexpr int kProfilerVersion = 2;  // 2: the default rANS sub-chunk of wide rows
 
 std::string ids_hash(const std::vector<int32_t>& ids) {
   return common::hex64(common::fnv1a64(ids.data(), ids.size() * sizeof(int32_t)));

@@ -32,6 +32,19 @@ int default_rans_states(int channels) {
   return states;
 }
 
+// Default rANS sub-chunk: the smallest power of two of tokens (up to 256) whose groups give each of
+// their 8 states at least kRansSymbolsPerState symbols, so that a state's 4-byte flush stays under
+// ~0.6 % of what it codes, and a wide chunk splits into as many independent chains as that allows:
+// a Mistral-7B chunk (C = 1,024) of 1,024 tokens gets sub = 16, 64 · 64 · 8 = 32,768 chains instead
+// of 2,048 (+0.3–0.6 % bytes on KV tiled from stories260K; docs/CODECS.md "Parallelism of rANS"),
+// which a GPU needs; the CPU decodes it as fast. Narrow models keep 256 (stories260K, C = 32).
+constexpr int kRansSymbolsPerState = 2048;
+int default_rans_sub_tokens(int channels, int states) {
+  int sub = 1;
+  while (sub < kMaxSubChunkTokens && int64_t(sub) * channels < int64_t(kRansSymbolsPerState) * states) sub *= 2;
+  return sub;
+}
+
 // The CPU launcher of the encode stages (cachegen_encode_stages.h): stage 1 has run; the CDF rows
 // (stage 2, unless an offline table gave them), every unit into the scratch slots (stage 3), then the
 // units packed in order (stage 4). Returns DATA; the job's unit_bytes and ac_codes describe it.
@@ -126,10 +139,12 @@ class CacheGenCodec final : public Codec {
     p.mode = options_.mode;
     p.spec = options_.ladder.level_spec(level, shape.layers);
     p.alphabet = p.spec.alphabet();
-    p.sub_tokens = options_.sub_tokens;
     p.coder = options_.rans ? kCoderRans : kCoderAc;
     if (options_.rans)
       p.rans_states = options_.rans_states ? options_.rans_states : default_rans_states(shape.channels());
+    p.sub_tokens = options_.sub_tokens          ? options_.sub_tokens
+                   : options_.rans ? default_rans_sub_tokens(shape.channels(), p.rans_states)
+                                   : kMaxSubChunkTokens;
     if (table_) {
       const auto* lt = table_->level(level);
       if (!lt || lt->spec != p.spec || table_->channels() != shape.channels())
@@ -167,37 +182,50 @@ void decode_ac_streams(const CacheGenPayload& pl, std::vector<uint8_t>& symbols)
   }
 }
 
-// rANS payload: groups decoded row by row so that one row's lookups (C KiB) stay in cache for all
-// its sub-chunks; with the AVX2 decoder, two sub-chunks of a row at a time.
+// rANS payload: groups decoded a batch of rows at a time, so that the batch's lookups (C KiB per row)
+// stay in cache for all its sub-chunks; with the AVX2 decoder, kRansX8MaxGroups groups at a time
+// (rows enough in a batch for that many).
 void decode_rans_groups(const CacheGenPayload& pl, std::vector<uint8_t>& symbols) {
   const int rows = pl.rows(), channels = pl.shape.channels(), m = pl.params.alphabet;
-  std::vector<RansSymbolLookup> lookups(static_cast<size_t>(channels) + 1);  // + 1: the AVX2 gathers read past the last
+  const int64_t subs = pl.sub_chunks();
   const bool x8 = pl.params.rans_states == 8 && channels % 8 == 0 && rans_x8_available();
-  for (int row = 0; row < rows; ++row) {
-    const uint16_t* row_cdf = pl.cdf.data() + size_t(row) * channels * (m + 1);
-    for (int c = 0; c < channels; ++c) build_symbol_lookup(row_cdf + size_t(c) * (m + 1), m, lookups[size_t(c)]);
-    const auto group = [&](int64_t j) {
-      const size_t g = size_t(j) * rows + row;
-      return RansGroup{pl.data.data() + pl.offset[g], uint32_t(pl.offset[g + 1] - pl.offset[g]),
-                       pl.sub_chunk_tokens(j) * uint32_t(channels),
-                       symbols.data() + (size_t(row) * pl.shape.tokens + size_t(j) * pl.params.sub_tokens) * channels};
-    };
-    const auto decode_one = [&](int64_t j) {
-      const RansGroup one = group(j);
-      if (!(x8 ? rans_decode_group_x8(one.in, one.length, one.n, channels, row_cdf, lookups.data(), m, one.symbols)
-               : rans_decode_group(one.in, one.length, one.n, channels, row_cdf, lookups.data(), m,
-                                   pl.params.rans_states, one.symbols)))
-        throw BitstreamError(K::kCorruptPayload, "DATA",
-                             "rANS group of sub-chunk " + std::to_string(j) + ", row " + std::to_string(row) +
-                                 " does not decode to its end state");
-    };
-    for (int64_t j = 0; j < pl.sub_chunks(); ++j) {
-      if (x8 && j + 1 < pl.sub_chunks() && rans_decode_group_pair_x8(group(j), group(j + 1), channels, row_cdf,
-                                                                      lookups.data(), m)) {
-        ++j;
-        continue;
+  const int batch_rows = x8 ? int(std::min<int64_t>(rows, (kRansX8MaxGroups + subs - 1) / subs)) : 1;
+  // + 1: the AVX2 gathers read past the last
+  std::vector<RansSymbolLookup> lookups(size_t(batch_rows) * size_t(channels) + 1);
+  std::vector<RansGroup> batch;  // row by row, sub-chunk by sub-chunk
+  for (int first = 0; first < rows; first += batch_rows) {
+    const int end = std::min(rows, first + batch_rows);
+    batch.clear();
+    for (int row = first; row < end; ++row) {
+      const uint16_t* row_cdf = pl.cdf.data() + size_t(row) * channels * (m + 1);
+      const RansSymbolLookup* row_lookups = lookups.data() + size_t(row - first) * channels;
+      for (int c = 0; c < channels; ++c)
+        build_symbol_lookup(row_cdf + size_t(c) * (m + 1), m, lookups[size_t(row - first) * channels + c]);
+      for (int64_t j = 0; j < subs; ++j) {
+        const size_t g = size_t(j) * rows + row;
+        batch.push_back({pl.data.data() + pl.offset[g], uint32_t(pl.offset[g + 1] - pl.offset[g]),
+                         pl.sub_chunk_tokens(j) * uint32_t(channels), channels, row_cdf, row_lookups,
+                         symbols.data() + (size_t(row) * pl.shape.tokens + size_t(j) * pl.params.sub_tokens) * channels});
       }
-      decode_one(j);  // one by one: the last odd sub-chunk, the scalar decoder, or a corrupt pair
+    }
+    for (size_t i = 0; i < batch.size(); i += kRansX8MaxGroups) {
+      const int count = int(std::min<size_t>(kRansX8MaxGroups, batch.size() - i));
+      uint32_t valid = 0;
+      if (x8) {
+        valid = rans_decode_groups_x8(&batch[i], count, m);
+      } else {
+        for (int k = 0; k < count; ++k) {
+          const RansGroup& g = batch[i + size_t(k)];
+          valid |= uint32_t(rans_decode_group(g.in, g.length, g.n, channels, g.cdf, g.lookups, m,
+                                              pl.params.rans_states, g.symbols))
+                   << k;
+        }
+      }
+      if (valid == (1u << count) - 1) continue;
+      const int64_t corrupt = int64_t(i) + std::countr_one(valid);  // the first, in batch order
+      throw BitstreamError(K::kCorruptPayload, "DATA",
+                           "rANS group of sub-chunk " + std::to_string(corrupt % subs) + ", row " +
+                               std::to_string(first + corrupt / subs) + " does not decode to its end state");
     }
   }
 }
@@ -233,7 +261,7 @@ CacheGenOptions cachegen_options(const common::Spec& spec) {
   if (o.ladder.codec() != "cachegen")
     spec.fail("ladder=" + spec.string("ladder", "") + " holds the transform codec's levels (use it with transform:ladder=)");
   if (spec.has("delta")) o.mode.delta_group = spec.string("delta", "").empty() ? 10 : spec.integer("delta", 10, 2, 255);
-  o.sub_tokens = spec.integer("sub", kMaxSubChunkTokens, 1, kMaxSubChunkTokens);
+  if (spec.has("sub")) o.sub_tokens = spec.integer("sub", kMaxSubChunkTokens, 1, kMaxSubChunkTokens);
   const std::string cdf = spec.string("cdf", "chunk");
   if (cdf != "chunk" && cdf != "offline") spec.fail("option cdf=" + cdf + ": expected chunk or offline");
   o.offline_cdf = cdf == "offline";

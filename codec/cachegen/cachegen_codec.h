@@ -7,7 +7,8 @@
 //   delta[=G]          anchor/delta token groups of G tokens (G = 10 when given without a value)
 //   cdf=chunk|offline  per-chunk CDF shipped in the bitstream (default), or an offline table
 //   table=PATH         the offline table (.kvcdf, `kvstream cdf-build`) used with cdf=offline
-//   sub=N              tokens per sub-chunk, 1..256 (default 256)
+//   sub=N              tokens per sub-chunk, 1..256 (default 256; with rANS, fewer for wide rows, see
+//                      default_rans_sub_tokens in cachegen_codec.cpp)
 // Streams never exceed 256 bytes: a stream whose arithmetic code would not be shorter than its raw
 // symbols is stored raw (one byte per symbol), so a fixed 256-byte decode buffer always suffices.
 #pragma once
@@ -43,7 +44,7 @@ CacheGenSizeReport cachegen_size_report(const std::string& spec, const KvChunkVi
 struct CacheGenOptions {
   Ladder ladder = Ladder::from_name_or_path("generic");
   TokenMode mode;                    // delta[=G]
-  int sub_tokens = kMaxSubChunkTokens;
+  int sub_tokens = 0;                // sub=N; 0: the default for the coder and the chunk's channels
   bool rans = false;                 // entropy=rans (else ac: the arithmetic coder)
   int rans_states = 0;               // states=N; 0: the default for the chunk's channels
   bool offline_cdf = false;          // cdf=offline

@@ -5,8 +5,9 @@
 // order (a permutation picked by the refill mask): exactly the scalar decoder's order, so both give
 // the same symbols, states and verdict for any input, valid or not (a test). Rounds that a lookup
 // bucket shared by several symbols, or the last 16 bytes of the group, would complicate run scalar.
-// Rounds depend on each other (gather, gather, multiply, refill), so two independent groups are
-// decoded together where possible.
+// A round is one dependency chain (gather, gather, multiply, refill, next round), so up to
+// kRansX8MaxGroups independent groups are decoded together, their rounds alternating, for the core
+// to overlap their chains.
 #pragma once
 #include <cstdint>
 
@@ -17,20 +18,22 @@ namespace kvstream::codec {
 // Whether this CPU runs the AVX2 path (checked once).
 bool rans_x8_available();
 
-// Same contract as rans_decode_group with states = 8 and channels % 8 == 0; `lookups` must be
-// readable 4 bytes past its last entry (gathers read 32 bits at a byte offset).
-bool rans_decode_group_x8(const uint8_t* in, uint32_t length, uint32_t n, int channels, const uint16_t* cdf,
-                          const RansSymbolLookup* lookups, int m, uint8_t* symbols);
+inline constexpr int kRansX8MaxGroups = 4;
 
-// Two groups with the same CDF rows (two sub-chunks of one row) decoded together, their rounds
-// alternating so that the core overlaps two dependency chains; true when both decode to their end
-// state (when false, decode them one by one to learn which is corrupt).
+// One 8-state group: what rans_decode_group takes, with `channels` a multiple of 8 and `lookups`
+// readable 4 bytes past its last entry (gathers read 32 bits at a byte offset).
 struct RansGroup {
   const uint8_t* in;
   uint32_t length, n;
+  int channels;
+  const uint16_t* cdf;
+  const RansSymbolLookup* lookups;
   uint8_t* symbols;
 };
-bool rans_decode_group_pair_x8(const RansGroup& a, const RansGroup& b, int channels, const uint16_t* cdf,
-                               const RansSymbolLookup* lookups, int m);
+
+// Decodes groups[0..count) (1 <= count <= kRansX8MaxGroups, each with its own rows, the same
+// alphabet m); bit g of the result is set when group g decoded to its end state, i.e. when
+// rans_decode_group would have returned true for it.
+uint32_t rans_decode_groups_x8(const RansGroup* groups, int count, int m);
 
 }  // namespace kvstream::codec

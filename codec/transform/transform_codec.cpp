@@ -174,24 +174,44 @@ KvCache decode(const ParsedBitstream& parsed, const DecodeContext& context) {
   std::vector<uint64_t> start(1, 0);
   for (int r = 0; r < s.rows(); ++r) start.push_back(start.back() + p.row_symbols(r));
   std::vector<uint8_t> symbols(start.back());
-  std::vector<RansSymbolLookup> lookups;
+  // Rows of 8·k components decode kRansX8MaxGroups at a time with the AVX2 decoder, each with its
+  // own lookups (+1: the gathers read past the last entry); the others one by one.
+  const auto corrupt = [](int r) {
+    return BitstreamError(K::kCorruptPayload, "RANS", "row " + std::to_string(r) + "'s rANS group is corrupt");
+  };
+  std::vector<std::vector<RansSymbolLookup>> lookups(kRansX8MaxGroups);
+  std::vector<RansGroup> batch;
+  std::vector<int> batch_rows;
+  const auto decode_batch = [&] {
+    const uint32_t valid = batch.empty() ? 0 : rans_decode_groups_x8(batch.data(), int(batch.size()), kTransformAlphabet);
+    for (size_t i = 0; i < batch.size(); ++i)
+      if (!(valid >> i & 1u)) throw corrupt(batch_rows[i]);
+    batch.clear();
+    batch_rows.clear();
+  };
   for (int r = 0; r < s.rows(); ++r) {
     const TransformRowPlan& plan = p.rows[size_t(r)];
     if (plan.kept() == 0) continue;
-    const auto n = static_cast<uint32_t>(p.row_symbols(r));
     const int part = r < s.layers ? 0 : 1;
-    lookups.resize(size_t(plan.kept()) + 1);  // +1: the x8 gathers read past the last entry
-    for (int i = 0; i < plan.kept(); ++i) lookups[size_t(i)] = cal.lookup(part, plan.classes[size_t(i)]);
-    const uint8_t* in = p.rans.data() + p.group_offset[size_t(r)];
-    const auto bytes = static_cast<uint32_t>(p.group_offset[size_t(r) + 1] - p.group_offset[size_t(r)]);
-    uint8_t* out = symbols.data() + start[size_t(r)];
-    const bool ok = x8 && plan.kept() % 8 == 0
-                        ? rans_decode_group_x8(in, bytes, n, plan.kept(), plan.cdf.data(), lookups.data(),
-                                               kTransformAlphabet, out)
-                        : rans_decode_group(in, bytes, n, plan.kept(), plan.cdf.data(), lookups.data(),
-                                            kTransformAlphabet, kTransformRansStates, out);
-    if (!ok) throw BitstreamError(K::kCorruptPayload, "RANS", "row " + std::to_string(r) + "'s rANS group is corrupt");
+    std::vector<RansSymbolLookup>& row_lookups = lookups[batch.size()];
+    row_lookups.resize(size_t(plan.kept()) + 1);
+    for (int i = 0; i < plan.kept(); ++i) row_lookups[size_t(i)] = cal.lookup(part, plan.classes[size_t(i)]);
+    const RansGroup group{p.rans.data() + p.group_offset[size_t(r)],
+                          static_cast<uint32_t>(p.group_offset[size_t(r) + 1] - p.group_offset[size_t(r)]),
+                          static_cast<uint32_t>(p.row_symbols(r)), plan.kept(), plan.cdf.data(), row_lookups.data(),
+                          symbols.data() + start[size_t(r)]};
+    if (x8 && plan.kept() % 8 == 0) {
+      batch.push_back(group);
+      batch_rows.push_back(r);
+      if (batch.size() == size_t(kRansX8MaxGroups)) decode_batch();
+      continue;
+    }
+    decode_batch();  // the rows before this one first, so that the first corrupt row is the one named
+    if (!rans_decode_group(group.in, group.length, group.n, group.channels, group.cdf, group.lookups,
+                           kTransformAlphabet, kTransformRansStates, group.symbols))
+      throw corrupt(r);
   }
+  decode_batch();
   // Stage 2: the totals, which must use LOWB and ESCP up exactly (so stage 3 reads inside them);
   // the scans run along with stage 3.
   uint64_t bits_total = 0, escapes_total = 0;

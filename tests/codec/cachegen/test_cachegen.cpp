@@ -187,7 +187,7 @@ std::vector<uint8_t> check_round_trip(const Codec& codec, const KvChunkView& vie
     }
   }
   const CacheGenOptions options = cachegen_options(parse_codec_spec(codec.spec()));
-  expect_format_sizes(bytes, spec, options.sub_tokens, mode, options.offline_cdf);
+  expect_format_sizes(bytes, spec, CacheGenParams::parse(parse_bitstream(bytes)).sub_tokens, mode, options.offline_cdf);
   return bytes;
 }
 
@@ -433,6 +433,26 @@ TEST(CacheGen, FixtureSectionSizesByHand) {
   EXPECT_EQ(parsed.section("CDF_").size(), 32u * (3u * 30u + 7u * 14u) * 2u);  // 12032
   EXPECT_EQ(parsed.section("LENS").size(), 2u * 10u * 32u);  // 640
   EXPECT_EQ(bytes.size(), 32u + 12u * 5u + 18u + 10240u + 12032u + 640u + parsed.section("DATA").size() + 4u);
+}
+
+// The default rANS layout gives wide chunks enough independent chains for a GPU (docs/CODECS.md,
+// "Parallelism of rANS"): a Mistral-7B-shaped chunk of 1,024 tokens has >= 32k chains of >= 2,048
+// symbols each, narrow models keep 256-token sub-chunks, AC and an explicit sub= are left alone.
+TEST(CacheGen, DefaultRansLayoutScalesWithTheRowWidth) {
+  const auto chains = [](const std::string& spec, const KvShape& shape) {
+    const CacheGenParams p = plan_cachegen_encode(spec, shape, 1).params;
+    return std::pair{sub_chunk_count(shape.tokens, p.sub_tokens) * shape.rows() * p.rans_states, p.sub_tokens};
+  };
+  const KvShape mistral{32, 8, 128, 1024}, stories{5, 4, 8, 512}, smollm2{30, 3, 64, 1024};
+  const auto [mistral_chains, mistral_sub] = chains("cachegen:entropy=rans,ladder=mistral-7b", mistral);
+  EXPECT_EQ(mistral_sub, 16);
+  EXPECT_GE(mistral_chains, 32768);
+  EXPECT_GE(16 * mistral.channels() / 8, 2048);  // symbols per state
+  EXPECT_EQ(chains("cachegen:entropy=rans", stories).second, 256);
+  EXPECT_EQ(chains("cachegen:entropy=rans", smollm2).second, 128);
+  EXPECT_EQ(chains("cachegen:entropy=rans,states=32", smollm2).second, 256);  // more states per group, longer groups
+  EXPECT_EQ(chains("cachegen:entropy=rans,sub=64,ladder=mistral-7b", mistral).second, 64);
+  EXPECT_EQ(plan_cachegen_encode("cachegen:ladder=mistral-7b", mistral, 1).params.sub_tokens, kMaxSubChunkTokens);
 }
 
 TEST(CacheGen, SpecsAndOptions) {

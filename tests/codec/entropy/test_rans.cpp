@@ -164,44 +164,46 @@ TEST(Rans, GarbageDecodesToValidSymbolsOrIsRejectedWithoutReadingOutside) {
 }
 
 // The AVX2 decoder of 8-state groups gives exactly the scalar decoder's symbols and verdict, on
-// valid groups and on garbage.
+// valid groups and on garbage, alone and interleaved with up to three other groups of other rows,
+// channel counts and lengths.
 TEST(Rans, EightLaneDecoderEqualsTheScalarOne) {
   if (!rans_x8_available()) GTEST_SKIP() << "this CPU has no AVX2";
   std::mt19937 rng(5);
   for (int trial = 0; trial < 300; ++trial) {
-    const int m = 4 + int(rng() % 61), channels = 8 * (1 + int(rng() % 8));
-    const auto n = static_cast<uint32_t>(channels) * static_cast<uint32_t>(1 + rng() % 300);
-    RandomModel model(m, channels, rng);
-    model.lookups.emplace_back();  // the padding the gathers may read
-    const auto symbols = model.symbols(n, rng);
-    std::vector<uint8_t> group(rans_group_capacity(n, 8));
-    group.resize(rans_encode_group(symbols.data(), n, channels, model.cdf.data(), m, 8, group.data()));
-    if (trial % 2 == 1) group[rng() % group.size()] ^= uint8_t(1 + rng() % 255);  // garbage half the time
-    std::vector<uint8_t> scalar(n), lanes(n);
-    const bool scalar_ok =
-        rans_decode_group(group.data(), uint32_t(group.size()), n, channels, model.cdf.data(), model.lookups.data(), m,
-                          8, scalar.data());
-    const bool lanes_ok = rans_decode_group_x8(group.data(), uint32_t(group.size()), n, channels, model.cdf.data(),
-                                               model.lookups.data(), m, lanes.data());
-    ASSERT_EQ(lanes_ok, scalar_ok) << "trial " << trial;
-    ASSERT_EQ(lanes, scalar) << "trial " << trial;
-    // Paired with a valid group of another length, the same group decodes the same.
-    const auto n2 = static_cast<uint32_t>(channels) * static_cast<uint32_t>(1 + rng() % 300);
-    const auto symbols2 = model.symbols(n2, rng);
-    std::vector<uint8_t> group2(rans_group_capacity(n2, 8));
-    group2.resize(rans_encode_group(symbols2.data(), n2, channels, model.cdf.data(), m, 8, group2.data()));
-    std::vector<uint8_t> paired(n), paired2(n2);
-    const bool pair_ok = rans_decode_group_pair_x8({group.data(), uint32_t(group.size()), n, paired.data()},
-                                                   {group2.data(), uint32_t(group2.size()), n2, paired2.data()},
-                                                   channels, model.cdf.data(), model.lookups.data(), m);
-    ASSERT_EQ(pair_ok, scalar_ok) << "trial " << trial;
-    ASSERT_EQ(paired2, symbols2) << "trial " << trial;
-    if (scalar_ok) {
-      ASSERT_EQ(paired, scalar) << "trial " << trial;
+    const int m = 4 + int(rng() % 61), count = 1 + trial % kRansX8MaxGroups;
+    std::vector<RandomModel> models;
+    std::vector<std::vector<uint8_t>> groups, expected, scalar(static_cast<size_t>(count)), lanes(static_cast<size_t>(count));
+    std::vector<bool> scalar_ok;
+    std::vector<RansGroup> batch;
+    for (int g = 0; g < count; ++g) {
+      const int channels = 8 * (1 + int(rng() % 8));
+      const auto n = static_cast<uint32_t>(channels) * static_cast<uint32_t>(1 + rng() % 300);
+      models.emplace_back(m, channels, rng);
+      models.back().lookups.emplace_back();  // the padding the gathers may read
+      expected.push_back(models.back().symbols(n, rng));
+      std::vector<uint8_t> group(rans_group_capacity(n, 8));
+      group.resize(rans_encode_group(expected.back().data(), n, channels, models.back().cdf.data(), m, 8, group.data()));
+      if (rng() % 2) group[rng() % group.size()] ^= uint8_t(1 + rng() % 255);  // garbage half the time
+      groups.push_back(std::move(group));
     }
-    if (trial % 2 == 0) {
-      ASSERT_TRUE(lanes_ok);
-      ASSERT_EQ(lanes, symbols);
+    for (int g = 0; g < count; ++g) {
+      const RandomModel& model = models[size_t(g)];
+      const std::vector<uint8_t>& group = groups[size_t(g)];
+      const auto n = uint32_t(expected[size_t(g)].size());
+      scalar[size_t(g)].resize(n);
+      lanes[size_t(g)].resize(n);
+      scalar_ok.push_back(rans_decode_group(group.data(), uint32_t(group.size()), n, model.channels, model.cdf.data(),
+                                            model.lookups.data(), m, 8, scalar[size_t(g)].data()));
+      batch.push_back({group.data(), uint32_t(group.size()), n, model.channels, model.cdf.data(), model.lookups.data(),
+                       lanes[size_t(g)].data()});
+    }
+    const uint32_t valid = rans_decode_groups_x8(batch.data(), count, m);
+    for (int g = 0; g < count; ++g) {
+      ASSERT_EQ(bool(valid >> g & 1u), scalar_ok[size_t(g)]) << "trial " << trial << ", group " << g;
+      ASSERT_EQ(lanes[size_t(g)], scalar[size_t(g)]) << "trial " << trial << ", group " << g;
+      if (scalar_ok[size_t(g)]) {
+        ASSERT_EQ(lanes[size_t(g)], expected[size_t(g)]);
+      }
     }
   }
 }
