@@ -11,7 +11,7 @@
 //                    per (sink token, row, channel) from fp16; a thread per (layer, token, head, pair)
 //                    redoes RoPE on the keys with the host's angles.
 // Stages 1-3 equal the CPU's symbols and coefficients; stage 4 equals the CPU stage launcher's ordered
-// sums bit for bit, and the CPU decoder's Eigen GEMM to float rounding.
+// sums bit for bit, and so the CPU decoder's (projection.h sums in the same order).
 #include <cuda_runtime.h>
 
 #include <algorithm>

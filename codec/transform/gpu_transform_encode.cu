@@ -6,10 +6,10 @@
 //                symbol ORs its low bits into LOWB's 32-bit words and writes its escape into ESCP;
 //   4. entropy   a block of one warp per row, a lane per state (warp_rans.cuh), with the row's tables
 //                staged as the decoder stages them.
-// The host writes the bitstream (write_transform_bitstream, the CPU encoder's writer). Stages 2-4 are
-// the CPU's; stage 1 sums in another order than the CPU encoder's GEMM, so the bytes equal those of the
-// CPU stage launcher (tests/codec/transform/transform_stage_launcher.h) and differ from the CPU encoder's only
-// where a coefficient lies within float rounding of a quantizer boundary.
+// The host writes the bitstream (write_transform_bitstream, the CPU encoder's writer). Every stage
+// computes what the CPU encoder does (its projections sum in the same order: projection.h), so the
+// bytes equal the CPU stage launcher's (tests/codec/transform/transform_stage_launcher.h) and the CPU
+// encoder's.
 #include <cuda_runtime.h>
 
 #include <algorithm>

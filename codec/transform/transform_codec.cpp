@@ -23,7 +23,6 @@
 //   RANS  the groups, row by row; symbols in (token, component) order
 //   LOWB  the low bits of every non-escaped q in that order, LSB first, k_c bits each
 //   ESCP  int32 [escapes]: the escaped q in that order
-#include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -35,6 +34,7 @@
 #include "codec/entropy/rans_decode_x8.h"
 #include "codec/format/byte_io.h"
 #include "codec/ladder.h"
+#include "codec/transform/projection.h"
 #include "codec/transform/transform_calibration.h"
 #include "codec/transform/transform_distortion.h"
 #include "codec/transform/transform_encode_stages.h"
@@ -46,7 +46,6 @@ namespace kvstream::codec {
 namespace {
 
 using K = BitstreamErrorKind;
-using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
 
 // Raw bits, least significant first.
@@ -122,24 +121,28 @@ class TransformCodec final : public Codec {
     out.sink = transform_sink_bytes(chunk, sinks);
     BitWriter low_bits;
     std::vector<uint8_t> symbols, group;
-    RowMajor x(coded, channels);
+    std::vector<float> x(size_t(coded) * size_t(channels)), basis_t, y;  // [coded][C], [C][kept], [coded][kept]
     for (int r = 0; r < s.rows(); ++r) {
       const TransformRowPlan plan(*cal_, r, d);
       const auto& row = cal_->row(r);
+      const int kept = plan.kept();
       for (int64_t t = 0; t < coded; ++t) {
-        float* token = x.row(t).data();
+        float* token = x.data() + size_t(t) * size_t(channels);
         std::copy_n(chunk.token(r, sinks + t), channels, token);
         check_transform_token_finite(token, channels, r, s.layers, t0 + sinks + t);
         if (r < s.layers) angles.rotate(token, s.kv_heads, sinks + t, /*undo=*/true);
         for (int c = 0; c < channels; ++c) token[c] -= row.mean[size_t(c)];
       }
-      const Eigen::Map<const RowMajor> basis(row.basis.data(), plan.kept(), channels);
-      const RowMajor y = x * basis.transpose();  // [coded][kept]
-      symbols.resize(size_t(coded) * size_t(plan.kept()));
+      basis_t.resize(size_t(channels) * size_t(kept));
+      for (int i = 0; i < kept; ++i)
+        for (int c = 0; c < channels; ++c) basis_t[size_t(c) * kept + i] = row.basis[size_t(i) * channels + c];
+      y.resize(size_t(coded) * size_t(kept));
+      matrix_product(x.data(), coded, channels, channels, basis_t.data(), kept, kept, y.data(), kept);
+      symbols.resize(size_t(coded) * size_t(kept));
       for (int64_t t = 0; t < coded; ++t)
-        for (int i = 0; i < plan.kept(); ++i) {
-          const TransformQuantized q = transform_quantize(y(t, i), plan.step, plan.classes[size_t(i)]);
-          symbols[size_t(t) * size_t(plan.kept()) + size_t(i)] = static_cast<uint8_t>(q.symbol);
+        for (int i = 0; i < kept; ++i) {
+          const TransformQuantized q = transform_quantize(y[size_t(t) * kept + i], plan.step, plan.classes[size_t(i)]);
+          symbols[size_t(t) * size_t(kept) + size_t(i)] = static_cast<uint8_t>(q.symbol);
           if (q.symbol == kTransformEscape) ByteWriter(out.escapes).put<uint32_t>(static_cast<uint32_t>(q.escaped));
           else if (q.low_bits > 0) low_bits.put(q.low, q.low_bits);
         }
@@ -225,13 +228,13 @@ KvCache decode(const ParsedBitstream& parsed, const DecodeContext& context) {
   }
   p.check_totals(bits_total, escapes_total);
   // Stage 3.
-  std::vector<RowMajor> y(size_t(s.rows()));
+  std::vector<std::vector<float>> y(size_t(s.rows()));  // per row [coded][kept]
   uint64_t bit_at = 0, escape_at = 0;
   for (int r = 0; r < s.rows(); ++r) {
     const TransformRowPlan& plan = p.rows[size_t(r)];
     const uint8_t* row_symbols = symbols.data() + start[size_t(r)];
-    RowMajor& row_y = y[size_t(r)];
-    row_y.resize(coded, plan.kept());
+    std::vector<float>& row_y = y[size_t(r)];
+    row_y.resize(size_t(coded) * size_t(plan.kept()));
     float* out = row_y.data();
     for (uint64_t j = 0, i = 0; j < p.row_symbols(r); ++j, i = i + 1 == uint64_t(plan.kept()) ? 0 : i + 1) {
       const int symbol = row_symbols[j], c = plan.classes[i];
@@ -244,6 +247,7 @@ KvCache decode(const ParsedBitstream& parsed, const DecodeContext& context) {
 
   // Stage 4: sinks from fp16, the rest mu_r + y W_r, RoPE redone on keys.
   KvCache kv(s);
+  std::vector<float> x;  // [coded][C]
   const RopeAngles angles(cal.rope(), s.head_dim, p.t0, s.tokens);
   for (int r = 0; r < s.rows(); ++r) {
     for (int t = 0; t < p.sinks; ++t)
@@ -251,13 +255,13 @@ KvCache decode(const ParsedBitstream& parsed, const DecodeContext& context) {
         kv.row_token(r, t)[c] = common::half_to_float(load_u16(p.sink.data() + 2 * ((size_t(r) * p.sinks + t) * channels + c)));
     const TransformRowPlan& plan = p.rows[size_t(r)];
     const auto& row = cal.row(r);
-    const Eigen::Map<const RowMajor> basis(row.basis.data(), plan.kept(), channels);
-    RowMajor x(coded, channels);
-    if (plan.kept() > 0) x.noalias() = y[size_t(r)] * basis;
-    else x.setZero();
+    // transform_value's sums, then the mean (a row that keeps nothing sums zeros).
+    x.assign(size_t(coded) * size_t(channels), 0.0f);
+    matrix_product(y[size_t(r)].data(), coded, plan.kept(), plan.kept(), row.basis.data(), channels, channels, x.data(),
+                   channels);
     for (int64_t t = 0; t < coded; ++t) {
       float* out = kv.row_token(r, p.sinks + t);
-      for (int c = 0; c < channels; ++c) out[c] = x(t, c) + row.mean[size_t(c)];
+      for (int c = 0; c < channels; ++c) out[c] = x[size_t(t) * channels + c] + row.mean[size_t(c)];
       if (r < s.layers) angles.rotate(out, s.kv_heads, p.sinks + t, /*undo=*/false);
     }
   }

@@ -14,8 +14,8 @@
 //                summed in order (transform_value), then for keys a thread per rotated pair redoes
 //                RoPE (rope_turn_pair, rope.h); sink tokens are copied from fp16.
 // Stages 2-3 give the CPU's coefficients bit for bit. Stage 4's ordered sum is the GPU's; the CPU
-// decoder computes the same sums as one GEMM (Eigen, in its own order), so CPU and GPU values agree
-// to float rounding, not bit for bit. Compiles at C++17 for nvcc.
+// decoder computes the same sums in the same order as one matrix product per row (projection.h), so
+// CPU and GPU values agree bit for bit. Compiles at C++17 for nvcc.
 #pragma once
 #include <cstdint>
 

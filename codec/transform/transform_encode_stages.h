@@ -3,14 +3,13 @@
 // quantizer below. The stages, for the coded (non-sink) tokens of every row r with kept_r components:
 //   1. project   keys have RoPE undone (a thread per pair, rope_turn_pair); then a thread per (row,
 //                token, component) y_i = sum_c W_r[i][c] (x_c - mu_r[c]) (transform_component, summed
-//                in channel order; the CPU encoder computes the same sums as one Eigen GEMM per row);
+//                in channel order; the CPU encoder computes the same sums, in the same order, as one
+//                matrix product per row: projection.h);
 //   2. quantize  a thread per symbol (transform_quantize): its rANS symbol, raw low bits or escape;
 //   3. place     exclusive scans of the low-bit counts and escape flags give every symbol its bit
 //                offset in LOWB and its index in ESCP, and a thread per symbol writes them there;
 //   4. entropy   a group per row (rans_coder.h; on the GPU a warp per row, a lane per state).
-// Stages 2-4 on the same y give the same bytes on both sides; y itself agrees to float rounding, so a
-// coefficient lying within rounding of a quantizer boundary may take the other side of it (rarely;
-// both are valid bitstreams). Compiles at C++17 for nvcc.
+// Every stage gives the same values on both sides, so the same bytes. Compiles at C++17 for nvcc.
 #pragma once
 #include <cmath>
 #include <cstdint>
