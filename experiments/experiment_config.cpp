@@ -283,10 +283,17 @@ std::optional<KvScaleConfig> parse_kv_scale(const JsonNode& node) {
 
 std::optional<DecodeConfig> parse_decode(const JsonNode& node) {
   if (node.value().is_null() || (node.value().is_string() && node.string() == "measured")) return std::nullopt;
-  if (node.value().is_string() && node.string() == "hardware") return DecodeConfig{true, 0, ""};
-  if (node.value().is_string()) node.fail("expected \"measured\", \"hardware\" or {\"fp16_bytes_per_s\", \"source\"}");
+  if (node.value().is_string() && node.string() == "hardware") return DecodeConfig{true, "", 0, ""};
+  if (node.value().is_string())
+    node.fail("expected \"measured\", \"hardware\", {\"profile\"} or {\"fp16_bytes_per_s\", \"source\"}");
+  if (node.value().is_object() && node.value().contains("profile")) {
+    node.only_keys({"profile"});
+    DecodeConfig d{true, node.at("profile").string(), 0, ""};
+    if (d.profile.empty()) node.at("profile").fail("expected a hardware profile's name or path");
+    return d;
+  }
   node.only_keys({"fp16_bytes_per_s", "source"});
-  DecodeConfig d{false, node.at("fp16_bytes_per_s").number(), node.at("source").string()};
+  DecodeConfig d{false, "", node.at("fp16_bytes_per_s").number(), node.at("source").string()};
   if (!(d.fp16_bytes_per_s > 0)) node.at("fp16_bytes_per_s").fail("expected a throughput > 0 bytes/s");
   if (d.source.empty()) node.at("source").fail("say where the throughput comes from (measured on ..., assumed)");
   return d;
@@ -363,7 +370,10 @@ ExperimentConfig parse_experiment_config(const nlohmann::json& json, const std::
     }
   if (root.has("hardware") && !root.at("hardware").value().is_null()) c.hardware = strings(root.at("hardware"));
   if (c.decode && c.decode->from_hardware && c.hardware.empty())
-    root.at("decode").fail("\"hardware\" takes decode throughputs from the hardware profiles, but $.hardware names none");
+    root.at("decode").fail(c.decode->profile.empty()
+                               ? "\"hardware\" takes decode throughputs from the hardware profiles, but $.hardware names none"
+                               : "decode throughputs from a profile time the runs of $.hardware's profiles, but "
+                                 "$.hardware names none");
   if (root.has("workload")) c.workload = parse_workload(root.at("workload"));
   if (root.has("sim")) c.sim = parse_sim_options(root.at("sim"));
   if (root.has("network")) {
@@ -448,8 +458,9 @@ nlohmann::json to_json(const ExperimentConfig& c) {
                         {"kv_scale", c.kv_scale ? nlohmann::json{{"name", c.kv_scale->name},
                                                                  {"fp16_bytes_per_token", c.kv_scale->fp16_bytes_per_token}}
                                                 : nlohmann::json(nullptr)},
-                        {"decode", !c.decode                 ? nlohmann::json("measured")
-                                   : c.decode->from_hardware ? nlohmann::json("hardware")
+                        {"decode", !c.decode                  ? nlohmann::json("measured")
+                                   : !c.decode->profile.empty() ? nlohmann::json{{"profile", c.decode->profile}}
+                                   : c.decode->from_hardware  ? nlohmann::json("hardware")
                                                              : nlohmann::json{{"fp16_bytes_per_s", c.decode->fp16_bytes_per_s},
                                                                               {"source", c.decode->source}}},
                         {"traces", traces},

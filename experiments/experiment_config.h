@@ -55,9 +55,11 @@ struct KvScaleConfig {
 
 // Replaces the measured decode time of every level by tokens x fp16 bytes per token / throughput
 // (SCHEMA.md §4): either one throughput a (GPU) decoder delivers for every level, with where the
-// number comes from, or ("hardware") each hardware profile's measured throughput per codec and level.
+// number comes from, or ("hardware") each hardware profile's measured throughput per codec and level,
+// or ({"profile"}) those of one named profile's decoders for every hardware profile's runs.
 struct DecodeConfig {
   bool from_hardware = false;
+  std::string profile;          // from_hardware: the profile whose decode section replaces $.hardware's, or ""
   double fp16_bytes_per_s = 0;  // !from_hardware: > 0
   std::string source;           // !from_hardware: non-empty
 };

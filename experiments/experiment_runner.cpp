@@ -91,15 +91,38 @@ struct HardwareInputs {
   nlohmann::json info = nlohmann::json::array();  // manifest.json's hardware_profiles
 };
 
+// Config decode {"profile"}: that profile's decode section, which times the runs of every profile.
+std::optional<sim::DecodeThroughputs> config_decoders(const ExperimentConfig& config, const std::string& where,
+                                                      nlohmann::json& info) {
+  if (!config.decode || config.decode->profile.empty()) return std::nullopt;
+  try {
+    const profiling::HardwareProfileChoice choice = profiling::choose_hardware_profile(config.decode->profile);
+    const sim::HardwareProfile decoders = sim::read_hardware_profile(choice.file);
+    if (!decoders.decode)
+      throw std::invalid_argument("hardware profile \"" + decoders.device + "\" (" + choice.file +
+                                  ") has no decode section (measure one: kvstream profile-decode --hardware ...)");
+    info = {{"name", config.decode->profile}, {"file", choice.file}, {"device", decoders.device}};
+    return decoders.decode;
+  } catch (const std::exception& e) {
+    throw std::runtime_error(where + ": $.decode.profile: " + e.what());
+  }
+}
+
 HardwareInputs load_hardware(const ExperimentConfig& config, const std::string& where, std::ostream& log) {
   HardwareInputs hardware;
+  nlohmann::json decoders_info;
+  const std::optional<sim::DecodeThroughputs> decoders = config_decoders(config, where, decoders_info);
   for (size_t h = 0; h < config.hardware.size(); ++h) {
     try {
       const profiling::HardwareProfileChoice choice = profiling::choose_hardware_profile(config.hardware[h]);
-      const sim::HardwareProfile& profile = hardware.profiles.emplace_back(sim::read_hardware_profile(choice.file));
+      sim::HardwareProfile& profile = hardware.profiles.emplace_back(sim::read_hardware_profile(choice.file));
       hardware.info.push_back({{"name", config.hardware[h]}, {"file", choice.file}, {"device", profile.device},
                                {"kind", profile.kind}, {"model", profile.model},
                                {"replaces", choice.replaced.empty() ? nlohmann::json() : nlohmann::json(choice.replaced)}});
+      if (decoders) {
+        profile.decode = decoders;
+        hardware.info.back()["decode_profile"] = decoders_info;
+      }
       if (config.decode && config.decode->from_hardware && profile.decode)  // the throughputs behind every decode time
         hardware.info.back()["decode"] = sim::to_json(*profile.decode);
       if (!choice.replaced.empty())

@@ -129,8 +129,12 @@ std::vector<LoadedContextSet> load_context_sets(const ExperimentConfig& config, 
         loaded.provenance["decode"] =
             config.decode->from_hardware
                 ? nlohmann::json{{"source", "hardware"},
-                                 {"note", "per codec and level from each hardware profile's decode section "
-                                          "(manifest hardware_profiles[].decode)"}}
+                                 {"note", config.decode->profile.empty()
+                                              ? "per codec and level from each hardware profile's decode section "
+                                                "(manifest hardware_profiles[].decode)"
+                                              : "per codec and level from hardware profile " + config.decode->profile +
+                                                "'s decode section, for every hardware profile's runs (manifest "
+                                                "hardware_profiles[].decode and .decode_profile)"}}
                 : nlohmann::json{{"fp16_bytes_per_s", config.decode->fp16_bytes_per_s},
                                  {"source", config.decode->source}};
       }

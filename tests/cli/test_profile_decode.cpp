@@ -62,6 +62,22 @@ TEST_F(ProfileDecodeCli, MeasuresThisCpuIntoAProfileThatReadsBack) {
   EXPECT_EQ(written, original);
 }
 
+// NAME=SPEC measures SPEC and records it as NAME, the name a config gives the codec (e.g. the
+// transform codec fitted to its model is "transform" there, with a calibration file behind it).
+TEST_F(ProfileDecodeCli, NamedSpecsAreRecordedUnderTheirName) {
+  const Result r = ok("profile-decode --hardware cpu_stories260K --out named.json --codecs fast=cachegen:entropy=rans "
+                      "quant:bits=8 --min-time 0");
+  const sim::HardwareProfile hw = sim::read_hardware_profile((dir_ / "named.json").string());
+  ASSERT_TRUE(hw.decode);
+  for (int level : {1, 2, 3}) EXPECT_NE(hw.decode->find("fast", level), nullptr) << level;
+  EXPECT_EQ(hw.decode->find("cachegen:entropy=rans", 1), nullptr);
+  EXPECT_NE(hw.decode->find("quant:bits=8", 1), nullptr);
+  EXPECT_NE(hw.decode->source.find("; codec fast is cachegen:entropy=rans"), std::string::npos) << hw.decode->source;
+  const Result bad = run("profile-decode --hardware cpu_stories260K --out x.json --codecs =cachegen");
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_NE(bad.err.find("--codecs =cachegen: expected NAME=SPEC with a name and a spec"), std::string::npos) << bad.err;
+}
+
 TEST_F(ProfileDecodeCli, MergesADecodeSectionMadeElsewhere) {
   write_json("gpu.json", gpu_decode());
   ok("profile-decode --hardware a40_mistral-7b --from gpu.json --out a40.json");
@@ -121,9 +137,10 @@ nlohmann::json decode_config(const std::string& name, const nlohmann::json& deco
 class DecodeFromHardwareRun : public ProfileDecodeCli {
  protected:
   // `kvstream run` of decode_config(name, decode), with a40.json = the A40 profile + `section`.
+  // A null `section`: a40.json without a decode section.
   Result run_with(const std::string& name, const nlohmann::json& decode, const nlohmann::json& section) {
     auto profile = shipped("a40_mistral-7b");
-    profile["decode"] = section;
+    if (!section.is_null()) profile["decode"] = section;
     write_json("a40.json", profile);
     write_json(name + ".json", decode_config(name, decode));
     return run("run " + name + ".json --profile-cache cache");
@@ -204,8 +221,56 @@ TEST(DecodeConfig, HardwareParsesAndReadsBack) {
     ADD_FAILURE() << "accepted decode \"gpu\"";
   } catch (const common::JsonError& e) {
     EXPECT_EQ(std::string(e.what()),
-              "c.json: $.decode: expected \"measured\", \"hardware\" or {\"fp16_bytes_per_s\", \"source\"}");
+              "c.json: $.decode: expected \"measured\", \"hardware\", {\"profile\"} or {\"fp16_bytes_per_s\", "
+              "\"source\"}");
   }
+  const auto from_profile = experiments::parse_experiment_config(decode_config("c", {{"profile", "cpu.json"}}), "c.json");
+  ASSERT_TRUE(from_profile.decode);
+  EXPECT_TRUE(from_profile.decode->from_hardware);
+  EXPECT_EQ(from_profile.decode->profile, "cpu.json");
+  EXPECT_EQ(experiments::to_json(from_profile)["decode"], nlohmann::json({{"profile", "cpu.json"}}));
+  auto profile_alone = decode_config("c", {{"profile", "cpu.json"}});
+  profile_alone.erase("hardware");
+  for (const auto& [bad, message] :
+       std::vector<std::pair<nlohmann::json, std::string>>{
+           {profile_alone, "c.json: $.decode: decode throughputs from a profile time the runs of $.hardware's profiles, "
+                           "but $.hardware names none"},
+           {decode_config("c", {{"profile", ""}}), "c.json: $.decode.profile: expected a hardware profile's name or path"},
+           {decode_config("c", {{"profile", "cpu.json"}, {"source", "x"}}), "c.json: $.decode: unknown key \"source\""}})
+    try {
+      experiments::parse_experiment_config(bad, "c.json");
+      ADD_FAILURE() << "accepted " << bad["decode"];
+    } catch (const common::JsonError& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+}
+
+// Config decode {"profile"}: one profile's decoders (a CPU's, measured by profile-decode) time the
+// runs of a hardware profile that has none, and the manifest says whose they are.
+TEST_F(DecodeFromHardwareRun, AnotherProfilesDecodersTimeTheRuns) {
+  auto cpu = shipped("cpu_stories260K");
+  cpu["decode"] = gpu_decode();
+  write_json("cpu.json", cpu);
+  const Result r = run_with("other", {{"profile", "cpu.json"}}, nullptr);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const double chunk_fp16_bytes = 1500.0 * 131072;
+  const auto seconds = decode_s("other");
+  EXPECT_DOUBLE_EQ(seconds.at("fixed:cachegen:2"), 4 * (chunk_fp16_bytes / 2.0e9));
+  EXPECT_DOUBLE_EQ(seconds.at("quant8"), 4 * (chunk_fp16_bytes / 8.0e9));
+  const auto manifest = common::read_json_file((dir_ / "results/other/manifest.json").string());
+  EXPECT_EQ(manifest["hardware_profiles"][0]["device"], "a40");
+  EXPECT_EQ(manifest["hardware_profiles"][0]["decode"], gpu_decode());
+  EXPECT_EQ(manifest["hardware_profiles"][0]["decode_profile"]["name"], "cpu.json");
+  EXPECT_EQ(common::read_json_file((dir_ / "results/other/config.json").string())["decode"],
+            nlohmann::json({{"profile", "cpu.json"}}));
+
+  // A profile without a decode section is refused before any run.
+  write_json("no_decoders.json", shipped("a40_mistral-7b"));
+  const Result bare = run_with("bare", {{"profile", "no_decoders.json"}}, nullptr);
+  EXPECT_EQ(bare.rc, 1);
+  EXPECT_NE(bare.err.find("bare.json: $.decode.profile: hardware profile \"a40\""), std::string::npos) << bare.err;
+  EXPECT_NE(bare.err.find("has no decode section"), std::string::npos) << bare.err;
+  EXPECT_FALSE(fs::exists(dir_ / "results/bare/runs.jsonl"));
 }
 
 }  // namespace
