@@ -99,20 +99,12 @@ inline uint16_t quantize_token(const float* x, int channels, int q, RoundingOrde
   return t.scale_bits;
 }
 
-// Reconstruction levels (s - Q) / Q for s in [0, 2Q], so decoding multiplies instead of divides:
-// levels[s] * m is bit-identical to (s - Q) / Q * m.
-struct SymbolLevels {
-  float level[256];
-  explicit SymbolLevels(int q) {
-    for (int s = 0; s <= 2 * q && s < 256; ++s) level[s] = symbol_level(s, q);
-  }
-};
-
-// Symbols must lie in [0, 2Q] (decoders check this before dequantizing).
-inline void dequantize_token(const uint8_t* symbols, ptrdiff_t stride, int channels, const SymbolLevels& levels,
-                             uint16_t scale_bits, float* out) {
+// x^[c] = (s[c] - Q) / Q * m for the `channels` symbols of one token. Symbols must lie in [0, 2Q]
+// (decoders check this before dequantizing). The level is divided out per value rather than looked
+// up in a table of symbol_level: the same IEEE division, so the same bits, and the loop vectorises.
+inline void dequantize_token(const uint8_t* symbols, int channels, int q, uint16_t scale_bits, float* out) {
   const float m = common::half_to_float(scale_bits);
-  for (int c = 0; c < channels; ++c) out[c] = levels.level[symbols[c * stride]] * m;
+  for (int c = 0; c < channels; ++c) out[c] = symbol_level(symbols[c], q) * m;
 }
 
 }  // namespace kvstream::codec

@@ -71,7 +71,6 @@ KvCache decode(const ParsedBitstream& parsed, const DecodeContext&) {
                                std::to_string(2 * q));
   KvCache kv(s);
   const size_t channels = static_cast<size_t>(s.channels());
-  const SymbolLevels levels(q);
   for (int row = 0; row < s.rows(); ++row)
     for (int64_t t = 0; t < s.tokens; ++t) {
       const size_t index = size_t(row) * size_t(s.tokens) + size_t(t);
@@ -79,7 +78,7 @@ KvCache decode(const ParsedBitstream& parsed, const DecodeContext&) {
       const float m = common::half_to_float(scale);
       if (!(m >= 0.0f && m <= common::kHalfMax))
         throw BitstreamError(K::kCorruptPayload, "SCAL", "scale " + std::to_string(index) + " is negative, inf or NaN");
-      dequantize_token(symbols.data() + index * channels, 1, s.channels(), levels, scale, kv.row_token(row, t));
+      dequantize_token(symbols.data() + index * channels, s.channels(), q, scale, kv.row_token(row, t));
     }
   return kv;
 }

@@ -57,14 +57,14 @@ QuantizedChunk quantize_chunk(const KvChunkView& chunk, const LevelSpec& spec, T
   return q;
 }
 
-void dequantize_chunk(const QuantizedChunk& q, const LevelSpec& spec, TokenMode mode, KvCache& out) {
-  const KvShape& shape = q.shape;
+void dequantize_chunk(const QuantizedChunk& quantized, const LevelSpec& spec, TokenMode mode, KvCache& out) {
+  const KvShape& shape = quantized.shape;
   const int channels = shape.channels();
   for (int row = 0; row < shape.rows(); ++row) {
-    const SymbolLevels levels(bins_to_q(spec.bins_of_row(row)));
+    const int q = bins_to_q(spec.bins_of_row(row));
     for (int64_t t = 0; t < shape.tokens; ++t) {
       float* x = out.row_token(row, t);
-      dequantize_token(q.row_token(row, t), 1, channels, levels, q.scales[static_cast<size_t>(row * shape.tokens + t)], x);
+      dequantize_token(quantized.row_token(row, t), channels, q, quantized.scales[static_cast<size_t>(row * shape.tokens + t)], x);
       if (!mode.is_anchor(t)) {  // the anchor (earlier in the same row) is already decoded
         const float* a = out.row_token(row, mode.anchor_of(t));
         for (int c = 0; c < channels; ++c) x[c] += a[c];

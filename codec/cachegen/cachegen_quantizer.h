@@ -52,6 +52,6 @@ void quantize_stage(const CacheGenEncodeJob& job);
 
 QuantizedChunk quantize_chunk(const KvChunkView& chunk, const LevelSpec& spec, TokenMode mode);
 // Writes the decoded values into `out` (shape == q.shape).
-void dequantize_chunk(const QuantizedChunk& q, const LevelSpec& spec, TokenMode mode, KvCache& out);
+void dequantize_chunk(const QuantizedChunk& quantized, const LevelSpec& spec, TokenMode mode, KvCache& out);
 
 }  // namespace kvstream::codec
