@@ -16,7 +16,7 @@ constexpr int kBlockCols = 2 * kLanes;     // columns of b (and out) per block: 
 // One block: out[r0 + k][j0 + j] for k < kRows and j < width (<= kBlockCols); columns past width
 // sum zeros and are not stored.
 template <int kRows>
-inline void product_block(const float* a, int64_t r0, int inner, int64_t lda, const float* b, int j0, int width,
+[[gnu::always_inline]] inline void product_block(const float* a, int64_t r0, int inner, int64_t lda, const float* b, int j0, int width,
                           int64_t ldb, float* out, int64_t ldo) {
   Lanes sum[kRows][2] = {};
   for (int i = 0; i < inner; ++i) {
@@ -48,17 +48,33 @@ inline void product_block(const float* a, int64_t r0, int inner, int64_t lda, co
   }
 }
 
-}  // namespace
-
-__attribute__((target_clones("avx2", "default"), flatten)) void matrix_product(const float* a, int64_t rows, int inner,
-                                                                               int64_t lda, const float* b, int cols,
-                                                                               int64_t ldb, float* out, int64_t ldo) {
+// Every block, inlined into each instruction-set version below.
+[[gnu::always_inline]] inline void product(const float* a, int64_t rows, int inner, int64_t lda, const float* b,
+                                           int cols, int64_t ldb, float* out, int64_t ldo) {
   for (int j0 = 0; j0 < cols; j0 += kBlockCols) {
     const int width = std::min(kBlockCols, cols - j0);
     int64_t r = 0;
     for (; r + kBlockRows <= rows; r += kBlockRows) product_block<kBlockRows>(a, r, inner, lda, b, j0, width, ldb, out, ldo);
     for (; r < rows; ++r) product_block<1>(a, r, inner, lda, b, j0, width, ldb, out, ldo);
   }
+}
+
+__attribute__((target("avx2"))) void product_avx2(const float* a, int64_t rows, int inner, int64_t lda, const float* b,
+                                                  int cols, int64_t ldb, float* out, int64_t ldo) {
+  product(a, rows, inner, lda, b, cols, ldb, out, ldo);
+}
+
+void product_baseline(const float* a, int64_t rows, int inner, int64_t lda, const float* b, int cols, int64_t ldb,
+                      float* out, int64_t ldo) {
+  product(a, rows, inner, lda, b, cols, ldb, out, ldo);
+}
+
+}  // namespace
+
+void matrix_product(const float* a, int64_t rows, int inner, int64_t lda, const float* b, int cols, int64_t ldb,
+                    float* out, int64_t ldo) {
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  (avx2 ? product_avx2 : product_baseline)(a, rows, inner, lda, b, cols, ldb, out, ldo);
 }
 
 }  // namespace kvstream::codec

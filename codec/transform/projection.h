@@ -2,9 +2,9 @@
 // y = (x - mu_r) W_r^T (stage 1 of transform_encode_stages.h) and the decoder's sums y W_r (stage 4 of
 // transform_decode_stages.h). Every element is summed in the order of the inner index, from zero,
 // multiply then add (no fused multiply-add): exactly transform_component's and transform_value's
-// sums, so the CPU codec's values are the GPU kernels' bit for bit, on any CPU. Built twice (GCC
-// target clones: AVX2 where the CPU has it, else the baseline ISA) from one register-blocked loop;
-// it replaced Eigen's GEMM, which is built for the baseline (no AVX) and sums in its own order.
+// sums, so the CPU codec's values are the GPU kernels' bit for bit, on any CPU. One register-blocked
+// loop built twice, for AVX2 and for the baseline ISA, chosen once at run time; it replaced Eigen's
+// GEMM, which is built for the baseline (no AVX) and sums in its own order.
 #pragma once
 #include <cstdint>
 
