@@ -198,9 +198,8 @@ void decode_rans_groups(const CacheGenPayload& pl, std::vector<uint8_t>& symbols
     batch.clear();
     for (int row = first; row < end; ++row) {
       const uint16_t* row_cdf = pl.cdf.data() + size_t(row) * channels * (m + 1);
-      const RansSymbolLookup* row_lookups = lookups.data() + size_t(row - first) * channels;
-      for (int c = 0; c < channels; ++c)
-        build_symbol_lookup(row_cdf + size_t(c) * (m + 1), m, lookups[size_t(row - first) * channels + c]);
+      RansSymbolLookup* row_lookups = lookups.data() + size_t(row - first) * channels;
+      for (int c = 0; c < channels; ++c) build_symbol_lookup(row_cdf + size_t(c) * (m + 1), m, row_lookups[c]);
       for (int64_t j = 0; j < subs; ++j) {
         const size_t g = size_t(j) * rows + row;
         batch.push_back({pl.data.data() + pl.offset[g], uint32_t(pl.offset[g + 1] - pl.offset[g]),

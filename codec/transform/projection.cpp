@@ -6,8 +6,8 @@
 namespace kvstream::codec {
 namespace {
 
-// Eight floats as one value; GCC lowers the operations to what the target has (one AVX2 register,
-// or two SSE ones), lane by lane in IEEE arithmetic, so both clones give the same bits.
+// Eight floats as one value; the compiler lowers the operations to what the target has (one AVX2
+// register, or two SSE ones), lane by lane in IEEE arithmetic, so both versions give the same bits.
 using Lanes = float __attribute__((vector_size(32)));
 constexpr int kLanes = 8;
 constexpr int kBlockRows = 6;              // rows of a (and out) per block
@@ -16,8 +16,8 @@ constexpr int kBlockCols = 2 * kLanes;     // columns of b (and out) per block: 
 // One block: out[r0 + k][j0 + j] for k < kRows and j < width (<= kBlockCols); columns past width
 // sum zeros and are not stored.
 template <int kRows>
-[[gnu::always_inline]] inline void product_block(const float* a, int64_t r0, int inner, int64_t lda, const float* b, int j0, int width,
-                          int64_t ldb, float* out, int64_t ldo) {
+[[gnu::always_inline]] inline void product_block(const float* a, int64_t r0, int inner, int64_t lda, const float* b,
+                                                 int j0, int width, int64_t ldb, float* out, int64_t ldo) {
   Lanes sum[kRows][2] = {};
   for (int i = 0; i < inner; ++i) {
     const float* bi = b + int64_t(i) * ldb + j0;
