@@ -7,8 +7,11 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
+#include <vector>
 
+#include "codec/format/crc32c.h"
 #include "codec/format/kv_dump.h"
 #include "common/data_resolver.h"
 
@@ -27,6 +30,14 @@ inline nlohmann::json golden_json(const std::string& name) {
   std::ifstream in(std::filesystem::path(__FILE__).parent_path() / "golden" / name);
   if (!in) throw std::runtime_error("golden file tests/golden/" + name + " is missing");
   return nlohmann::json::parse(in);
+}
+
+// Writes the trailing CRC32C of a bitstream or a calibration file again after an edit, so that the
+// checks behind it see the edit.
+inline void repair_crc(std::vector<uint8_t>& bytes) {
+  const size_t body = bytes.size() - 4;  // the CRC32C, codec/FORMAT.md §1
+  const uint32_t crc = codec::crc32c(std::span(bytes).first(body));
+  for (int b = 0; b < 4; ++b) bytes[body + size_t(b)] = static_cast<uint8_t>(crc >> (8 * b));
 }
 
 // Whether a temporary file of write_file_atomically (PATH.tmp.*) is left beside `path`.

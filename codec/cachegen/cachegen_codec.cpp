@@ -32,18 +32,11 @@ int default_rans_states(int channels) {
   return states;
 }
 
-// Default rANS sub-chunk: the smallest power of two of tokens (up to 256) whose groups give each of
-// their 8 states at least kRansSymbolsPerState symbols, so that a state's 4-byte flush stays under
-// ~0.6 % of what it codes, and a wide chunk splits into as many independent chains as that allows:
-// a Mistral-7B chunk (C = 1,024) of 1,024 tokens gets sub = 16, 64 · 64 · 8 = 32,768 chains instead
-// of 2,048 (+0.3–0.6 % bytes on KV tiled from stories260K; docs/CODECS.md "Parallelism of rANS"),
-// which a GPU needs; the CPU decodes it as fast. Narrow models keep 256 (stories260K, C = 32).
-constexpr int kRansSymbolsPerState = 2048;
-int default_rans_sub_tokens(int channels, int states) {
-  int sub = 1;
-  while (sub < kMaxSubChunkTokens && int64_t(sub) * channels < int64_t(kRansSymbolsPerState) * states) sub *= 2;
-  return sub;
-}
+// Default rANS sub-chunk (rans_sub_tokens, up to 256 tokens): a Mistral-7B chunk (C = 1,024) of
+// 1,024 tokens gets sub = 16, 64 · 64 · 8 = 32,768 chains instead of 2,048 (+0.3–0.6 % bytes on KV
+// tiled from stories260K; docs/CODECS.md "Parallelism of rANS"); the CPU decodes it as fast. Narrow
+// models keep 256 (stories260K, C = 32).
+int default_rans_sub_tokens(int channels, int states) { return rans_sub_tokens(channels, states, kMaxSubChunkTokens); }
 
 // The CPU launcher of the encode stages (cachegen_encode_stages.h): stage 1 has run; the CDF rows
 // (stage 2, unless an offline table gave them), every unit into the scratch slots (stage 3), then the

@@ -34,6 +34,17 @@ using RansSymbolLookup = SymbolLookup<10>;  // 1 KiB per CDF row: a symbol bound
 // (freq >= 1 out of 2^16 costs at most 16 bits).
 KVSTREAM_HD uint32_t rans_group_capacity(uint32_t n, int states) { return 4u * uint32_t(states) + 2u * n; }
 
+// The default sub-chunk of both codecs' rANS layouts: the smallest power of two of tokens (up to
+// max_tokens) whose groups give each of their `states` states at least kRansSymbolsPerState symbols,
+// so that a state's 4-byte flush stays small beside what it codes while a wide chunk splits into as
+// many independent chains as that allows, which a GPU needs (docs/CODECS.md "Parallelism of rANS").
+inline constexpr int kRansSymbolsPerState = 2048;
+inline int rans_sub_tokens(int64_t symbols_per_token, int states, int max_tokens) {
+  int sub = 1;
+  while (sub < max_tokens && int64_t(sub) * symbols_per_token < int64_t(kRansSymbolsPerState) * states) sub *= 2;
+  return sub;
+}
+
 // One encoding step of one state: symbol s under the CDF row `row`. Returns true when the state first
 // gave out its low 16 bits as `word`, which goes in front of the words written so far.
 KVSTREAM_HD bool rans_encode_symbol(uint32_t& state, const uint16_t* row, int m, int s, uint16_t& word) {

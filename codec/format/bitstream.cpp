@@ -95,11 +95,12 @@ ParsedBitstream parse_bitstream(std::span<const uint8_t> bytes) {
   ByteReader header_reader(bytes.subspan(0, std::min(bytes.size(), kHeaderBytes)), "header");
   header_reader.take(4);
   const auto version = header_reader.get<uint16_t>();
-  if (version != kBitstreamVersion)
+  if (version < kOldestBitstreamVersion || version > kBitstreamVersion)
     throw BitstreamError(K::kUnsupportedVersion, "header",
                          "version " + std::to_string(version) + ", this build reads " +
-                             std::to_string(kBitstreamVersion));
+                             std::to_string(kOldestBitstreamVersion) + " to " + std::to_string(kBitstreamVersion));
   ParsedBitstream parsed;
+  parsed.version = version;
   const auto codec = header_reader.get<uint8_t>();
   const auto n_sections = header_reader.get<uint8_t>();
   const auto total = header_reader.get<uint64_t>();

@@ -14,7 +14,11 @@
 namespace kvstream::codec {
 
 inline constexpr std::array<uint8_t, 4> kBitstreamMagic = {'K', 'V', 'S', 'T'};
-inline constexpr uint16_t kBitstreamVersion = 2;  // 2: CDF_ stores each row's entries up to its largest symbol
+// Written: 3 (the transform codec's rANS groups are per-row sub-chunks). Read: 2 and 3, which differ
+// only in the transform codec's TPRM and GRPS (codec/FORMAT.md §3a); 2 made CacheGen's CDF_ store each
+// row's entries up to its largest symbol, and version 1 is refused.
+inline constexpr uint16_t kBitstreamVersion = 3;
+inline constexpr uint16_t kOldestBitstreamVersion = 2;
 inline constexpr size_t kHeaderBytes = 32;        // fixed header, before the section table
 inline constexpr size_t kSectionEntryBytes = 12;  // fourcc + u64 length
 inline constexpr size_t kCrcBytes = 4;
@@ -48,6 +52,7 @@ struct SectionView {
 
 struct ParsedBitstream {
   BitstreamHeader header;
+  uint16_t version = kBitstreamVersion;  // kOldestBitstreamVersion .. kBitstreamVersion
   std::vector<SectionView> sections;
   size_t total_bytes = 0;  // bytes of this bitstream (a .kvs file may hold several back to back)
 

@@ -19,7 +19,7 @@ GpuDecoded gpu_decode_transform(std::span<const uint8_t> bitstream, const Decode
     throw std::runtime_error("gpu_decode_transform takes transform bitstreams (codec id 6), not codec id " +
                              std::to_string(static_cast<int>(parsed.header.codec)));
   const TransformPayload p = parse_transform_payload(parsed, context);
-  const PackedTransformModel model(*p.cal, p.rows, p.shape, p.t0, p.sinks);
+  const PackedTransformModel model(*p.cal, p.rows, p.groups, p.shape, p.t0, p.sinks);
   std::vector<uint16_t> sink(p.sink.size() / 2);
   for (size_t i = 0; i < sink.size(); ++i) sink[i] = load_u16(p.sink.data() + 2 * i);
 
@@ -37,7 +37,7 @@ GpuDecoded gpu_decode_transform(std::span<const uint8_t> bitstream, const Decode
   GpuTransformDecodeResult result;
   std::string error;
   if (!gpu_transform_decode_chunk(job, result, error)) throw std::runtime_error("GPU decode: " + error);
-  if (result.corrupt) throw BitstreamError(BitstreamErrorKind::kCorruptPayload, "RANS", "a row's rANS group is corrupt");
+  if (result.corrupt) throw BitstreamError(BitstreamErrorKind::kCorruptPayload, "RANS", "a rANS group is corrupt");
   p.check_totals(result.low_bits_used, result.escapes_used);
   if (result.bad_escape) throw BitstreamError(BitstreamErrorKind::kCorruptPayload, "ESCP", "escaped value out of range");
   KvCache kv(p.shape, std::move(result.values));

@@ -1,8 +1,9 @@
 // Decoding a transform chunk on the GPU: the stages of transform_decode_stages.h, a launch each.
-//   1. entropy       a block of one warp per row, a lane per state (warp_rans.cuh), with the part's
-//                    64 class CDFs and the row's component classes staged in shared memory (8.3 KiB
-//                    + C bytes whatever the model); the format has one group per row, so this stage
-//                    runs 2L warps of 8 busy lanes;
+//   1. entropy       a block of one warp per rANS group (a sub-chunk of a row's coded tokens), a lane
+//                    per state (warp_rans.cuh), with the part's 64 class CDFs and the row's component
+//                    classes staged in shared memory (8.3 KiB + C bytes whatever the model); the default
+//                    sub-chunks give each state >= 2,048 symbols, so a Mistral-7B chunk of 1,024 tokens
+//                    at full rank runs 4,096 warps of 8 busy lanes;
 //   2. counts + scan a thread per symbol, then CUB's exclusive scans give every symbol its LOWB bit
 //                    offset and ESCP index; the totals come back to the host, and stages 3-4 run only
 //                    when they stay inside LOWB and ESCP (the host checks them exactly afterwards);
@@ -45,15 +46,15 @@ struct Stages {
   __device__ int64_t coded_tokens() const { return m.tokens - m.sinks; }
 };
 
-__global__ void rans_rows_kernel(Stages st, int* corrupt) {
+__global__ void rans_groups_kernel(Stages st, int* corrupt) {
   extern __shared__ uint16_t staged[];
-  const int row = int(blockIdx.x), kept = st.m.kept[row];
+  const int group = int(blockIdx.x), row = st.m.group_row[group], kept = st.m.kept[row];
   const uint8_t* classes = stage_row_tables(st.m, row, staged);
-  if (kept == 0) return;  // the host checked that such a row has no group
-  const uint64_t start = st.m.symbol_start[row];
-  const auto n = uint32_t(st.m.symbol_start[row + 1] - start);
-  const uint8_t* in = st.rans + st.group_offset[row];
-  const auto length = uint32_t(st.group_offset[row + 1] - st.group_offset[row]);
+  if (kept == 0) return;  // a version-2 row's group, which the host checked is empty
+  const uint64_t start = st.m.group_start[group];
+  const auto n = uint32_t(st.m.group_start[group + 1] - start);
+  const uint8_t* in = st.rans + st.group_offset[group];
+  const auto length = uint32_t(st.group_offset[group + 1] - st.group_offset[group]);
   if (length < 4u * kTransformRansStates) {  // too short for the states: the warp leaves together
     if (threadIdx.x == 0) atomicOr(corrupt, 1);
     return;
@@ -124,7 +125,7 @@ bool gpu_transform_decode_chunk(const GpuTransformDecodeJob& job, GpuTransformDe
   const uint64_t elements = uint64_t(rows) * uint64_t(host.tokens) * channels;
   const DeviceTransformModel model(host);
   const DeviceArray<uint8_t> rans(job.rans, job.rans_bytes);
-  const DeviceArray<uint64_t> group_offset(job.group_offset, size_t(rows) + 1);
+  const DeviceArray<uint64_t> group_offset(job.group_offset, size_t(host.groups) + 1);
   const DeviceArray<uint8_t> low_bits(job.low_bits, job.low_bits_bytes);
   const DeviceArray<uint8_t> escapes(job.escapes, 4 * job.escape_count);
   const DeviceArray<uint16_t> sink(job.sink, uint64_t(rows) * host.sinks * channels);
@@ -143,8 +144,9 @@ bool gpu_transform_decode_chunk(const GpuTransformDecodeJob& job, GpuTransformDe
 
   {
     GpuTimer timer;
-    if (rows > 0) rans_rows_kernel<<<unsigned(rows), 32, staged_row_table_bytes(channels)>>>(st, flags.data());
-    check(cudaGetLastError(), "the rANS rows kernel");
+    if (host.groups > 0)
+      rans_groups_kernel<<<unsigned(host.groups), 32, staged_row_table_bytes(channels)>>>(st, flags.data());
+    check(cudaGetLastError(), "the rANS groups kernel");
     result.entropy_ms = timer.stop_ms();
   }
   {

@@ -10,8 +10,8 @@
 
 namespace kvstream::codec {
 
-GpuEncoded gpu_encode_transform(const TransformCalibration& cal, double d, const KvChunkView& chunk, int64_t t0,
-                                SourceDtype dtype) {
+GpuEncoded gpu_encode_transform(const TransformCalibration& cal, double d, int sub_tokens, const KvChunkView& chunk,
+                                int64_t t0, SourceDtype dtype) {
   const KvShape s = chunk.shape();
   check_transform_shape(cal, s, "the chunk");
   if (!(d > 0 && d <= 1)) throw std::invalid_argument("distortion " + std::to_string(d) + " not in (0, 1]");
@@ -21,8 +21,9 @@ GpuEncoded gpu_encode_transform(const TransformCalibration& cal, double d, const
   TransformSections sections;
   sections.sink = transform_sink_bytes(chunk, sinks);
   std::vector<TransformRowPlan> plans;
-  for (int r = 0; r < s.rows(); ++r) plans.emplace_back(cal, r, d);
-  const PackedTransformModel model(cal, plans, s, t0, sinks);
+  for (int r = 0; r < s.rows(); ++r) plans.emplace_back(cal, r, d, sub_tokens);
+  const PackedTransformModel model(cal, plans, transform_groups(plans, s.tokens - sinks, /*one_per_row=*/false), s, t0,
+                                   sinks);
 
   GpuTransformEncodeJob job;
   job.model = model.view();
@@ -38,7 +39,7 @@ GpuEncoded gpu_encode_transform(const TransformCalibration& cal, double d, const
   sections.escapes = std::move(result.escapes);
 
   return {static_cast<const GpuEncodeTimes&>(result),
-          write_transform_bitstream({CodecId::kTransform, s, t0, dtype}, cal, d, sinks, std::move(sections))};
+          write_transform_bitstream({CodecId::kTransform, s, t0, dtype}, cal, d, sinks, plans, std::move(sections))};
 }
 
 }  // namespace kvstream::codec

@@ -4,8 +4,8 @@
 //   2. quantize  a thread per symbol (transform_quantize, the CPU encoder's);
 //   3. place     CUB's exclusive scans of the low-bit counts and escape flags, then a thread per
 //                symbol ORs its low bits into LOWB's 32-bit words and writes its escape into ESCP;
-//   4. entropy   a block of one warp per row, a lane per state (warp_rans.cuh), with the row's tables
-//                staged as the decoder stages them.
+//   4. entropy   a block of one warp per rANS group (a sub-chunk of a row's coded tokens), a lane per
+//                state (warp_rans.cuh), with the row's tables staged as the decoder stages them.
 // The host writes the bitstream (write_transform_bitstream, the CPU encoder's writer). Every stage
 // computes what the CPU encoder does (its projections sum in the same order: projection.h), so the
 // bytes equal the CPU stage launcher's (tests/codec/transform/transform_stage_launcher.h) and the CPU
@@ -34,9 +34,9 @@ struct EncodeStages {
   uint64_t* escape_at;  // [symbols + 1]: escape flags, then their exclusive scan
   uint32_t* low_words;  // LOWB as little-endian 32-bit words, zeroed
   uint32_t* escapes;    // ESCP
-  uint8_t* scratch;     // row r's group slot at scratch_start[r], rans_group_capacity bytes
+  uint8_t* scratch;     // group g's slot at scratch_start[g], rans_group_capacity bytes
   const uint64_t* scratch_start;
-  uint32_t* head;       // [2L]: where row r's group begins in its slot
+  uint32_t* head;       // [groups]: where group g's bytes begin in its slot
 
   __device__ int channels() const { return m.kv_heads * m.head_dim; }
   __device__ int64_t coded_tokens() const { return m.tokens - m.sinks; }
@@ -99,17 +99,16 @@ __global__ void place_kernel(EncodeStages st) {
   if (shift + unsigned(bits) > 32) atomicOr(st.low_words + word + 1, st.low[g] >> (32 - shift));
 }
 
-__global__ void rans_rows_encode_kernel(EncodeStages st) {
+__global__ void rans_groups_encode_kernel(EncodeStages st) {
   extern __shared__ uint16_t staged[];
-  const int row = int(blockIdx.x), kept = st.m.kept[row];
+  const int group = int(blockIdx.x), row = st.m.group_row[group], kept = st.m.kept[row];
   const uint8_t* classes = stage_row_tables(st.m, row, staged);
-  if (kept == 0) return;  // no group: GRPS says 0 bytes
-  const uint64_t start = st.m.symbol_start[row];
-  const auto n = uint32_t(st.m.symbol_start[row + 1] - start);
+  const uint64_t start = st.m.group_start[group];
+  const auto n = uint32_t(st.m.group_start[group + 1] - start);
   const auto cdf_row = [&](int c) { return staged + classes[c] * kTransformCdfStride; };
   const uint32_t head = warp_rans_encode_group(st.symbols + start, n, kTransformRansStates, kept, kTransformAlphabet,
-                                               cdf_row, st.scratch + st.scratch_start[row]);
-  if (threadIdx.x == 0) st.head[row] = head;
+                                               cdf_row, st.scratch + st.scratch_start[group]);
+  if (threadIdx.x == 0) st.head[group] = head;
 }
 
 }  // namespace
@@ -134,13 +133,12 @@ bool gpu_transform_encode_chunk(const GpuTransformEncodeJob& job, GpuTransformEn
             "cudaMemcpy2D of the KV to the GPU");
     result.upload_ms = timer.stop_ms();
   }
-  std::vector<uint64_t> scratch_start(1, 0);
   uint64_t widest_row = 0;
-  for (int r = 0; r < rows; ++r) {
-    const uint64_t n = host.symbol_start[r + 1] - host.symbol_start[r];
-    widest_row = std::max(widest_row, n);
-    scratch_start.push_back(scratch_start.back() + rans_group_capacity(uint32_t(n), kTransformRansStates));
-  }
+  for (int r = 0; r < rows; ++r) widest_row = std::max(widest_row, host.symbol_start[r + 1] - host.symbol_start[r]);
+  std::vector<uint64_t> scratch_start(1, 0);  // every group of the encoder's layout codes symbols (transform_groups)
+  for (int g = 0; g < host.groups; ++g)
+    scratch_start.push_back(scratch_start.back() +
+                            rans_group_capacity(uint32_t(host.group_start[g + 1] - host.group_start[g]), kTransformRansStates));
   const DeviceArray<float> y(symbols);
   const DeviceArray<uint8_t> symbol_array(symbols);
   const DeviceArray<uint32_t> low(symbols);
@@ -148,7 +146,7 @@ bool gpu_transform_encode_chunk(const GpuTransformEncodeJob& job, GpuTransformEn
   const DeviceArray<uint64_t> bit_at(symbols + 1), escape_at(symbols + 1);
   const DeviceArray<uint8_t> scratch(scratch_start.back());
   const DeviceArray<uint64_t> scratch_start_device(scratch_start.data(), scratch_start.size());
-  const DeviceArray<uint32_t> head(static_cast<size_t>(rows));
+  const DeviceArray<uint32_t> head(static_cast<size_t>(host.groups));
   check(cudaMemset(bit_at.data(), 0, (symbols + 1) * sizeof(uint64_t)), "cudaMemset");
   check(cudaMemset(escape_at.data(), 0, (symbols + 1) * sizeof(uint64_t)), "cudaMemset");
   EncodeStages st{model.view(), x.data(),      y.data(),  symbol_array.data(), low.data(),
@@ -179,8 +177,8 @@ bool gpu_transform_encode_chunk(const GpuTransformEncodeJob& job, GpuTransformEn
   result.compact_ms = place_timer.stop_ms();
   {
     GpuTimer timer;
-    if (rows > 0) rans_rows_encode_kernel<<<unsigned(rows), 32, staged_row_table_bytes(channels)>>>(st);
-    check(cudaGetLastError(), "the rANS rows kernel");
+    if (host.groups > 0) rans_groups_encode_kernel<<<unsigned(host.groups), 32, staged_row_table_bytes(channels)>>>(st);
+    check(cudaGetLastError(), "the rANS groups kernel");
     result.entropy_ms = timer.stop_ms();
   }
   result.copy_ms = fp16_copy_ms(uint64_t(rows) * uint64_t(host.tokens) * channels);  // the reference
@@ -191,11 +189,10 @@ bool gpu_transform_encode_chunk(const GpuTransformEncodeJob& job, GpuTransformEn
   head.download(heads);
   low_words.download(words);
   escapes.download(escape_values);
-  for (int r = 0; r < rows; ++r) {
-    const uint64_t capacity = scratch_start[size_t(r) + 1] - scratch_start[size_t(r)];
-    const uint64_t bytes = host.kept[r] == 0 ? 0 : capacity - heads[size_t(r)];
+  for (size_t g = 0; g < size_t(host.groups); ++g) {
+    const uint64_t bytes = scratch_start[g + 1] - scratch_start[g] - heads[g];
     result.group_bytes.push_back(uint32_t(bytes));
-    const auto from = slots.begin() + int64_t(scratch_start[size_t(r) + 1] - bytes);
+    const auto from = slots.begin() + int64_t(scratch_start[g + 1] - bytes);
     result.rans.insert(result.rans.end(), from, from + int64_t(bytes));
   }
   for (uint64_t b = 0; b < (bits_total + 7) / 8; ++b) result.low_bits.push_back(uint8_t(words[b / 4] >> (8 * (b % 4))));

@@ -26,6 +26,9 @@ struct GpuTransformModel {
   const uint8_t* classes = nullptr;        // [2L][C]: class of kept component i at r * C + i
   const uint16_t* class_cdf = nullptr;     // [2 parts][kTransformClasses][kTransformAlphabet + 1]
   const uint64_t* symbol_start = nullptr;  // [2L + 1]: row r's symbols are [start[r], start[r + 1]) of the chunk's
+  int groups = 0;                          // rANS groups (TransformGroups, transform_payload.h)
+  const int* group_row = nullptr;          // [groups]
+  const uint64_t* group_start = nullptr;   // [groups + 1]: group g codes the chunk's symbols [start[g], start[g + 1])
   const float* mean = nullptr;             // [2L][C]
   const float* basis = nullptr;            // the kept components of every row, row after row: [sum kept][C]
   const uint64_t* basis_start = nullptr;   // [2L]: row r's first float in `basis`
@@ -40,7 +43,7 @@ struct GpuTransformDecodeJob {
   GpuTransformModel model;
   const uint8_t* rans = nullptr;
   uint64_t rans_bytes = 0;
-  const uint64_t* group_offset = nullptr;  // [2L + 1] into rans
+  const uint64_t* group_offset = nullptr;  // [groups + 1] into rans
   const uint8_t* low_bits = nullptr;
   uint64_t low_bits_bytes = 0;
   const uint8_t* escapes = nullptr;
@@ -65,7 +68,7 @@ struct GpuTransformEncodeJob {
 };
 
 struct GpuTransformEncodeResult : GpuEncodeTimes {  // upload: the coded tokens
-  std::vector<uint32_t> group_bytes;             // GRPS
+  std::vector<uint32_t> group_bytes;             // GRPS, per group
   std::vector<uint8_t> rans, low_bits, escapes;  // RANS, LOWB, ESCP
 };
 

@@ -3,8 +3,8 @@
 namespace kvstream::codec {
 
 PackedTransformModel::PackedTransformModel(const TransformCalibration& cal, const std::vector<TransformRowPlan>& plans,
-                                           const KvShape& s, int64_t t0, int sinks)
-    : angles_(cal.rope(), s.head_dim, t0, s.tokens) {
+                                           const TransformGroups& groups, const KvShape& s, int64_t t0, int sinks)
+    : angles_(cal.rope(), s.head_dim, t0, s.tokens), groups_(groups) {
   const int rows = s.rows(), channels = s.channels();
   const auto coded = uint64_t(s.tokens - sinks);
   classes_.assign(size_t(rows) * size_t(channels), 0);
@@ -36,6 +36,9 @@ PackedTransformModel::PackedTransformModel(const TransformCalibration& cal, cons
   view_.classes = classes_.data();
   view_.class_cdf = class_cdf_.data();
   view_.symbol_start = symbol_start_.data();
+  view_.groups = static_cast<int>(groups_.size());
+  view_.group_row = groups_.row.data();
+  view_.group_start = groups_.symbol_start.data();
   view_.mean = mean_.data();
   view_.basis = basis_.data();
   view_.basis_start = basis_start_.data();

@@ -1,6 +1,7 @@
 // The transform calibration packed for the GPU kernels (gpu_transform_kernels.h), at one
 // distortion and for one chunk: per row the kept components' classes and bases, the step, where its
-// symbols start, and the chunk's RoPE angles. Shared by the GPU encoder and decoder wrappers.
+// symbols start, the rANS groups, and the chunk's RoPE angles. Shared by the GPU encoder and decoder
+// wrappers.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -13,9 +14,10 @@ namespace kvstream::codec {
 
 class PackedTransformModel {
  public:
-  // `plans`: the 2L rows' plans at the chunk's distortion; sinks and t0 as the bitstream has them.
-  PackedTransformModel(const TransformCalibration& cal, const std::vector<TransformRowPlan>& plans, const KvShape& shape,
-                       int64_t t0, int sinks);
+  // `plans`: the 2L rows' plans at the chunk's distortion, `groups` the chunk's; sinks and t0 as the
+  // bitstream has them.
+  PackedTransformModel(const TransformCalibration& cal, const std::vector<TransformRowPlan>& plans,
+                       const TransformGroups& groups, const KvShape& shape, int64_t t0, int sinks);
   // Pointers into this object: valid while it lives.
   const GpuTransformModel& view() const { return view_; }
 
@@ -26,6 +28,7 @@ class PackedTransformModel {
   std::vector<uint8_t> classes_;
   std::vector<uint16_t> class_cdf_;
   std::vector<uint64_t> symbol_start_, basis_start_;
+  TransformGroups groups_;
   std::vector<float> mean_, basis_;
   GpuTransformModel view_;
 };

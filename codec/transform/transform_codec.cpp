@@ -17,13 +17,15 @@
 // token is the projection residual of the dropped components plus at most Delta_r / 2 per kept one.
 //
 // Sections (codec/FORMAT.md §"transform"):
-//   TPRM  calibration id u64 | d f64 | sink tokens in this chunk u32
+//   TPRM  calibration id u64 | d f64 | sink tokens in this chunk u32 | log2 sub-chunk tokens u8 [2L]
 //   SINK  fp16 [2L][sinks][C], CacheGen row order
-//   GRPS  u32 [2L]: bytes of each row's rANS group (kTransformRansStates interleaved states, rans_coder.h)
-//   RANS  the groups, row by row; symbols in (token, component) order
+//   GRPS  u32 per group: bytes of each rANS group (kTransformRansStates interleaved states,
+//         rans_coder.h), a group per sub-chunk of a row's coded tokens (transform_groups)
+//   RANS  the groups, row by row, sub-chunk by sub-chunk; symbols in (token, component) order
 //   LOWB  the low bits of every non-escaped q in that order, LSB first, k_c bits each
 //   ESCP  int32 [escapes]: the escaped q in that order
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -47,6 +49,14 @@ namespace {
 
 using K = BitstreamErrorKind;
 
+// sub=N: every row's tokens per rANS group, a power of two up to 2^16; 0 when the spec leaves it to
+// each row's kept components (transform_default_sub_tokens).
+int spec_sub_tokens(const common::Spec& spec) {
+  if (!spec.has("sub")) return 0;
+  const int sub = spec.integer("sub", 0, 1, static_cast<int>(kMaxTransformChunkTokens));
+  if (!std::has_single_bit(unsigned(sub))) spec.fail("sub=" + std::to_string(sub) + " is not a power of two");
+  return sub;
+}
 
 // Raw bits, least significant first.
 class BitWriter {
@@ -76,7 +86,10 @@ class BitWriter {
 class TransformCodec final : public Codec {
  public:
   TransformCodec(const common::Spec& spec, std::shared_ptr<const TransformCalibration> cal)
-      : spec_(spec.canonical()), cal_(std::move(cal)), distortions_(transform_spec_distortions(spec)) {
+      : spec_(spec.canonical()),
+        cal_(std::move(cal)),
+        distortions_(transform_spec_distortions(spec)),
+        sub_tokens_(spec_sub_tokens(spec)) {
     if (distortions_.empty()) distortions_ = cal_->level_distortions();
   }
 
@@ -92,7 +105,8 @@ class TransformCodec final : public Codec {
     context.transform_calibrations.push_back(cal_);
     return context;
   }
-  // The calibration's id and the levels' distortions (from d=, a ladder file or the calibration).
+  // The calibration's id, the levels' distortions (from d=, a ladder file or the calibration) and
+  // a sub-chunk the spec sets.
   std::string content_id() const override {
     std::string id = "cal=" + common::hex64(cal_->id()) + ",d=";
     char number[32];
@@ -100,6 +114,7 @@ class TransformCodec final : public Codec {
       std::snprintf(number, sizeof number, "%s%.17g", i ? "/" : "", distortions_[i]);
       id += number;
     }
+    if (sub_tokens_ > 0) id += ",sub=" + std::to_string(sub_tokens_);
     return id;
   }
   std::string entropy_coder() const override { return "rans"; }
@@ -117,13 +132,18 @@ class TransformCodec final : public Codec {
     const int64_t coded = s.tokens - sinks;
     const RopeAngles angles(cal_->rope(), s.head_dim, t0, s.tokens);
 
+    std::vector<TransformRowPlan> plans;
+    for (int r = 0; r < s.rows(); ++r) plans.emplace_back(*cal_, r, d, sub_tokens_);
+    const TransformGroups groups = transform_groups(plans, coded, /*one_per_row=*/false);
     TransformSections out;
     out.sink = transform_sink_bytes(chunk, sinks);
     BitWriter low_bits;
     std::vector<uint8_t> symbols, group;
     std::vector<float> x(size_t(coded) * size_t(channels)), basis_t, y;  // [coded][C], [C][kept], [coded][kept]
+    size_t g = 0;        // the row's first group
+    uint64_t first = 0;  // the row's first symbol in the chunk
     for (int r = 0; r < s.rows(); ++r) {
-      const TransformRowPlan plan(*cal_, r, d);
+      const TransformRowPlan& plan = plans[size_t(r)];
       const auto& row = cal_->row(r);
       const int kept = plan.kept();
       for (int64_t t = 0; t < coded; ++t) {
@@ -146,22 +166,24 @@ class TransformCodec final : public Codec {
           if (q.symbol == kTransformEscape) ByteWriter(out.escapes).put<uint32_t>(static_cast<uint32_t>(q.escaped));
           else if (q.low_bits > 0) low_bits.put(q.low, q.low_bits);
         }
-      const auto n = static_cast<uint32_t>(symbols.size());
-      group.resize(rans_group_capacity(n, kTransformRansStates));
-      const uint32_t bytes = plan.kept() == 0 ? 0
-                                              : rans_encode_group(symbols.data(), n, plan.kept(), plan.cdf.data(),
-                                                                  kTransformAlphabet, kTransformRansStates, group.data());
-      out.group_bytes.push_back(bytes);
-      out.rans.insert(out.rans.end(), group.begin(), group.begin() + bytes);
+      for (; g < groups.size() && groups.row[g] == r; ++g) {
+        group.resize(rans_group_capacity(groups.symbols(g), kTransformRansStates));
+        const uint32_t bytes = rans_encode_group(symbols.data() + (groups.symbol_start[g] - first), groups.symbols(g), kept,
+                                                 plan.cdf.data(), kTransformAlphabet, kTransformRansStates, group.data());
+        out.group_bytes.push_back(bytes);
+        out.rans.insert(out.rans.end(), group.begin(), group.begin() + bytes);
+      }
+      first += symbols.size();
     }
     out.low_bits = low_bits.finish();
-    return write_transform_bitstream({CodecId::kTransform, s, t0, source_dtype}, *cal_, d, sinks, std::move(out));
+    return write_transform_bitstream({CodecId::kTransform, s, t0, source_dtype}, *cal_, d, sinks, plans, std::move(out));
   }
 
  private:
   std::string spec_;
   std::shared_ptr<const TransformCalibration> cal_;
   std::vector<double> distortions_;  // per level, lowest quality first
+  int sub_tokens_;                   // sub=, or 0
 };
 
 // The stages of transform_decode_stages.h, one thread after another, with one GEMM per row for stage 4.
@@ -173,46 +195,55 @@ KvCache decode(const ParsedBitstream& parsed, const DecodeContext& context) {
   const int64_t coded = p.coded_tokens();
   const bool x8 = rans_x8_available();
 
-  // Stage 1: every row's symbols, the chunk's symbol order.
-  std::vector<uint64_t> start(1, 0);
+  // Stage 1: every group's symbols, the chunk's symbol order. Groups of rows of 8·k components decode
+  // kRansX8MaxGroups at a time with the AVX2 decoder, the others one by one. A row's lookups (+1: the
+  // gathers read past the last entry) are built when its first group comes, into the next of
+  // kRansX8MaxGroups slots in turn: a batch holds fewer groups than that when a row begins, all of
+  // the latest rows, so a slot is reused only after its row's groups have been decoded.
+  std::vector<uint64_t> start(1, 0);  // per row
   for (int r = 0; r < s.rows(); ++r) start.push_back(start.back() + p.row_symbols(r));
   std::vector<uint8_t> symbols(start.back());
-  // Rows of 8·k components decode kRansX8MaxGroups at a time with the AVX2 decoder, each with its
-  // own lookups (+1: the gathers read past the last entry); the others one by one.
-  const auto corrupt = [](int r) {
-    return BitstreamError(K::kCorruptPayload, "RANS", "row " + std::to_string(r) + "'s rANS group is corrupt");
+  const auto corrupt = [&p](size_t g) {
+    return BitstreamError(K::kCorruptPayload, "RANS",
+                          "rANS group " + std::to_string(g) + " (row " + std::to_string(p.groups.row[g]) + ") is corrupt");
   };
   std::vector<std::vector<RansSymbolLookup>> lookups(kRansX8MaxGroups);
+  const RansSymbolLookup* row_lookups = nullptr;
+  int lookup_row = -1, next_slot = 0;
   std::vector<RansGroup> batch;
-  std::vector<int> batch_rows;
+  std::vector<size_t> batch_groups;
   const auto decode_batch = [&] {
     const uint32_t valid = batch.empty() ? 0 : rans_decode_groups_x8(batch.data(), int(batch.size()), kTransformAlphabet);
     for (size_t i = 0; i < batch.size(); ++i)
-      if (!(valid >> i & 1u)) throw corrupt(batch_rows[i]);
+      if (!(valid >> i & 1u)) throw corrupt(batch_groups[i]);
     batch.clear();
-    batch_rows.clear();
+    batch_groups.clear();
   };
-  for (int r = 0; r < s.rows(); ++r) {
+  for (size_t g = 0; g < p.groups.size(); ++g) {
+    const int r = p.groups.row[g];
     const TransformRowPlan& plan = p.rows[size_t(r)];
-    if (plan.kept() == 0) continue;
-    const int part = r < s.layers ? 0 : 1;
-    std::vector<RansSymbolLookup>& row_lookups = lookups[batch.size()];
-    row_lookups.resize(size_t(plan.kept()) + 1);
-    for (int i = 0; i < plan.kept(); ++i) row_lookups[size_t(i)] = cal.lookup(part, plan.classes[size_t(i)]);
-    const RansGroup group{p.rans.data() + p.group_offset[size_t(r)],
-                          static_cast<uint32_t>(p.group_offset[size_t(r) + 1] - p.group_offset[size_t(r)]),
-                          static_cast<uint32_t>(p.row_symbols(r)), plan.kept(), plan.cdf.data(), row_lookups.data(),
-                          symbols.data() + start[size_t(r)]};
+    if (plan.kept() == 0) continue;  // a version-2 row's empty group
+    if (r != lookup_row) {
+      std::vector<RansSymbolLookup>& slot = lookups[size_t(next_slot)];
+      next_slot = (next_slot + 1) % kRansX8MaxGroups;
+      slot.resize(size_t(plan.kept()) + 1);
+      for (int i = 0; i < plan.kept(); ++i) slot[size_t(i)] = cal.lookup(r < s.layers ? 0 : 1, plan.classes[size_t(i)]);
+      row_lookups = slot.data();
+      lookup_row = r;
+    }
+    const RansGroup group{p.rans.data() + p.group_offset[g], static_cast<uint32_t>(p.group_offset[g + 1] - p.group_offset[g]),
+                          p.groups.symbols(g), plan.kept(), plan.cdf.data(), row_lookups,
+                          symbols.data() + p.groups.symbol_start[g]};
     if (x8 && plan.kept() % 8 == 0) {
       batch.push_back(group);
-      batch_rows.push_back(r);
+      batch_groups.push_back(g);
       if (batch.size() == size_t(kRansX8MaxGroups)) decode_batch();
       continue;
     }
-    decode_batch();  // the rows before this one first, so that the first corrupt row is the one named
+    decode_batch();  // the groups before this one first, so that the first corrupt group is the one named
     if (!rans_decode_group(group.in, group.length, group.n, group.channels, group.cdf, group.lookups,
                            kTransformAlphabet, kTransformRansStates, group.symbols))
-      throw corrupt(r);
+      throw corrupt(g);
   }
   decode_batch();
   // Stage 2: the totals, which must use LOWB and ESCP up exactly (so stage 3 reads inside them);
@@ -282,7 +313,8 @@ std::string with_calibration(const std::string& spec, const std::string& kvcal_p
 }
 
 std::vector<double> transform_spec_distortions(const common::Spec& spec) {
-  spec.only({"cal", "d", "ladder"});
+  spec.only({"cal", "d", "ladder", "sub"});
+  spec_sub_tokens(spec);
   if (spec.has("d") && spec.has("ladder")) spec.fail("d=D and ladder=PATH both set the levels: give one");
   if (spec.has("d")) {
     const double d = spec.number("d", 0);
@@ -302,7 +334,8 @@ CodecEntry transform_codec_entry() {
   return {"transform", CodecId::kTransform,
           "calibrated transform codec (KVTC): per-layer PCA with RoPE undone, reverse water-filling, rANS with offline "
           "tables (options: cal=M.kvcal from kvstream calibrate; levels from the calibration's list, or ladder=PATH from "
-          "kvstream calibrate-ladder, or d=D one relative distortion)",
+          "kvstream calibrate-ladder, or d=D one relative distortion; sub=N tokens per rANS group, a power of two, "
+          "default per row: the fewest giving each state 2,048 symbols)",
           [](const common::Spec& spec) {
             transform_spec_distortions(spec);  // the options, before the calibration is read
             if (!spec.has("cal")) spec.fail("needs cal=PATH, a .kvcal file written by kvstream calibrate");

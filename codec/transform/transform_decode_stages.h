@@ -3,8 +3,9 @@
 // (transform_codec.cpp runs the threads of a stage one after another) and the CUDA decoder
 // (gpu_transform_decode.cu launches a stage at a time). The stages, in order, for the coded
 // (non-sink) tokens of every row r with kept_r components:
-//   1. entropy   a group per row: the rANS symbols of its (token, component) pairs (rans_coder.h; on
-//                the GPU a warp per row, a lane per state);
+//   1. entropy   a group per sub-chunk of a row's tokens (transform_groups, transform_payload.h): the
+//                rANS symbols of its (token, component) pairs (rans_coder.h; on the GPU a warp per
+//                group, a lane per state);
 //   2. counts    a thread per symbol: its raw low bits (transform_symbol_low_bits) and whether it is
 //                escaped, then an exclusive scan over the chunk's symbols (rows in order) gives each
 //                symbol its bit offset in LOWB and its index in ESCP. The totals must equal the
@@ -26,7 +27,7 @@ namespace kvstream::codec {
 inline constexpr int kTransformClasses = 64;   // r_c = 2^-2 .. 2^13.75 (transform_calibration.h)
 inline constexpr int kTransformAlphabet = 64;  // hi + 32 for hi in [-32, 30]; 63 = escape
 inline constexpr int kTransformEscape = kTransformAlphabet - 1;
-inline constexpr int kTransformRansStates = 8; // interleaved states of a row's group
+inline constexpr int kTransformRansStates = 8; // interleaved states of a group
 inline constexpr int64_t kTransformMaxQ = int64_t(1) << 30;  // the largest |q| a bitstream holds
 
 // Raw low bits of class c (at most 11: c < kTransformClasses).

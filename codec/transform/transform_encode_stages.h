@@ -8,7 +8,8 @@
 //   2. quantize  a thread per symbol (transform_quantize): its rANS symbol, raw low bits or escape;
 //   3. place     exclusive scans of the low-bit counts and escape flags give every symbol its bit
 //                offset in LOWB and its index in ESCP, and a thread per symbol writes them there;
-//   4. entropy   a group per row (rans_coder.h; on the GPU a warp per row, a lane per state).
+//   4. entropy   a group per sub-chunk of a row's tokens (transform_groups, transform_payload.h;
+//                rans_coder.h; on the GPU a warp per group, a lane per state).
 // Every stage gives the same values on both sides, so the same bytes. Compiles at C++17 for nvcc.
 #pragma once
 #include <cmath>

@@ -24,6 +24,8 @@ class DeviceTransformModel {
         classes_(host.classes, size_t(host.rows()) * size_t(host.channels())),
         class_cdf_(host.class_cdf, size_t(2) * kTransformClasses * (kTransformAlphabet + 1)),
         symbol_start_(host.symbol_start, size_t(host.rows()) + 1),
+        group_row_(host.group_row, size_t(host.groups)),
+        group_start_(host.group_start, size_t(host.groups) + 1),
         mean_(host.mean, size_t(host.rows()) * size_t(host.channels())),
         basis_(host.basis, host.basis_floats),
         basis_start_(host.basis_start, size_t(host.rows())),
@@ -35,6 +37,8 @@ class DeviceTransformModel {
     view_.classes = classes_.data();
     view_.class_cdf = class_cdf_.data();
     view_.symbol_start = symbol_start_.data();
+    view_.group_row = group_row_.data();
+    view_.group_start = group_start_.data();
     view_.mean = mean_.data();
     view_.basis = basis_.data();
     view_.basis_start = basis_start_.data();
@@ -49,6 +53,8 @@ class DeviceTransformModel {
   DeviceArray<uint8_t> classes_;
   DeviceArray<uint16_t> class_cdf_;
   DeviceArray<uint64_t> symbol_start_;
+  DeviceArray<int> group_row_;
+  DeviceArray<uint64_t> group_start_;
   DeviceArray<float> mean_, basis_;
   DeviceArray<uint64_t> basis_start_;
   GpuTransformModel view_;  // device pointers

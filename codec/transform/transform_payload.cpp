@@ -1,12 +1,15 @@
 #include "codec/transform/transform_payload.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
 
 #include "codec/format/bitstream_error.h"
+#include "codec/entropy/rans_coder.h"
 #include "codec/format/byte_io.h"
+#include "codec/transform/transform_decode_stages.h"
 #include "codec/transform/transform_distortion.h"
 #include "common/half.h"
 
@@ -14,6 +17,7 @@ namespace kvstream::codec {
 namespace {
 
 using K = BitstreamErrorKind;
+constexpr int kMaxLog2SubTokens = std::countr_zero(uint64_t(kMaxTransformChunkTokens));  // TPRM's largest sub-chunk
 
 const TransformCalibration& find_calibration(const DecodeContext& context, uint64_t id) {
   for (const auto& cal : context.transform_calibrations)
@@ -26,12 +30,33 @@ const TransformCalibration& find_calibration(const DecodeContext& context, uint6
 
 }  // namespace
 
-TransformRowPlan::TransformRowPlan(const TransformCalibration& cal, int row, double d) : step(cal.step(row, d)) {
+TransformRowPlan::TransformRowPlan(const TransformCalibration& cal, int row, double d, int sub)
+    : step(cal.step(row, d)) {
   for (int c : cal.classes(row, step))
     if (c >= 0) classes.push_back(c);
   const int part = row < cal.layers() ? 0 : 1;
   cdf.reserve(classes.size() * (kTransformAlphabet + 1));
   for (int c : classes) cdf.insert(cdf.end(), cal.cdf(part, c), cal.cdf(part, c) + kTransformAlphabet + 1);
+  sub_tokens = sub > 0 ? sub : transform_default_sub_tokens(kept());
+}
+
+int transform_default_sub_tokens(int kept) {
+  return rans_sub_tokens(kept, kTransformRansStates, static_cast<int>(kMaxTransformChunkTokens));
+}
+
+TransformGroups transform_groups(const std::vector<TransformRowPlan>& plans, int64_t coded_tokens, bool one_per_row) {
+  TransformGroups groups;
+  groups.symbol_start.push_back(0);
+  for (size_t r = 0; r < plans.size(); ++r) {
+    const auto kept = uint64_t(plans[r].kept());
+    const int64_t sub = one_per_row ? std::max<int64_t>(coded_tokens, 1) : plans[r].sub_tokens;
+    if (kept == 0 && !one_per_row) continue;
+    for (int64_t t = 0; t < coded_tokens || (one_per_row && t == 0); t += sub) {
+      groups.row.push_back(static_cast<int>(r));
+      groups.symbol_start.push_back(groups.symbol_start.back() + uint64_t(std::min(sub, coded_tokens - t)) * kept);
+    }
+  }
+  return groups;
 }
 
 int transform_sinks_in_chunk(const TransformCalibration& cal, int64_t t0, int64_t tokens) {
@@ -62,7 +87,9 @@ TransformPayload parse_transform_payload(const ParsedBitstream& parsed, const De
   TransformPayload p;
   p.shape = parsed.header.shape;
   p.t0 = parsed.header.t0;
-  ByteReader tprm(parsed.section_of_size("TPRM", 20), "TPRM");
+  const int rows = p.shape.rows();
+  const bool one_group_per_row = parsed.version == 2;  // version 2 had no sub-chunks
+  ByteReader tprm(parsed.section_of_size("TPRM", 20 + (one_group_per_row ? 0 : uint64_t(rows))), "TPRM");
   p.cal = &find_calibration(context, tprm.get<uint64_t>());
   p.d = std::bit_cast<double>(tprm.get<uint64_t>());
   const uint32_t sinks = tprm.get<uint32_t>();
@@ -76,27 +103,35 @@ TransformPayload parse_transform_payload(const ParsedBitstream& parsed, const De
   if (int64_t(sinks) != transform_sinks_in_chunk(*p.cal, p.t0, p.shape.tokens))
     throw BitstreamError(K::kBadLevelSpec, "TPRM", "sink tokens " + std::to_string(sinks) + " differ from the calibration's");
   p.sinks = static_cast<int>(sinks);
-  const int rows = p.shape.rows();
+  p.rows.reserve(size_t(rows));
+  for (int r = 0; r < rows; ++r) {
+    const int log2_sub = one_group_per_row ? kMaxLog2SubTokens : tprm.get<uint8_t>();
+    if (log2_sub > kMaxLog2SubTokens)
+      throw BitstreamError(K::kBadLevelSpec, "TPRM", "row " + std::to_string(r) + "'s sub-chunk of 2^" + std::to_string(log2_sub) +
+                                                         " tokens is beyond the format's 2^" + std::to_string(kMaxLog2SubTokens));
+    p.rows.emplace_back(*p.cal, r, p.d, 1 << log2_sub);
+  }
+  p.groups = transform_groups(p.rows, p.coded_tokens(), one_group_per_row);
   p.sink = parsed.section_of_size("SINK", uint64_t(2) * rows * sinks * p.shape.channels());
-  const auto grps = parsed.section_of_size("GRPS", uint64_t(4) * rows);
+  const auto grps = parsed.section_of_size("GRPS", uint64_t(4) * p.groups.size());
   p.rans = parsed.section("RANS");
   p.low_bits = parsed.section("LOWB");
   p.escapes = parsed.section("ESCP");
   if (p.escapes.size() % 4 != 0) throw BitstreamError(K::kBadSection, "ESCP", "size not a multiple of 4");
 
-  p.rows.reserve(size_t(rows));
   p.group_offset.assign(1, 0);
-  for (int r = 0; r < rows; ++r) {
-    p.rows.emplace_back(*p.cal, r, p.d);
-    const uint32_t bytes = load_u32(grps.data() + 4 * size_t(r));
+  for (size_t g = 0; g < p.groups.size(); ++g) {
+    const int r = p.groups.row[g];
+    const uint32_t bytes = load_u32(grps.data() + 4 * g);
     if (bytes > p.rans.size() - p.group_offset.back())
-      throw BitstreamError(K::kBadSection, "GRPS", "row " + std::to_string(r) + "'s group runs past the RANS section");
-    if (p.rows.back().kept() == 0 && bytes != 0)
+      throw BitstreamError(K::kBadSection, "GRPS", "group " + std::to_string(g) + " (row " + std::to_string(r) +
+                                                       ") runs past the RANS section");
+    if (p.rows[size_t(r)].kept() == 0 && bytes != 0)
       throw BitstreamError(K::kCorruptPayload, "GRPS", "row " + std::to_string(r) + " keeps no component but has a group");
     p.group_offset.push_back(p.group_offset.back() + bytes);
   }
   if (p.group_offset.back() != p.rans.size())
-    throw BitstreamError(K::kBadSection, "RANS", "bytes left after the last row's group");
+    throw BitstreamError(K::kBadSection, "RANS", "bytes left after the last group");
   return p;
 }
 
@@ -122,7 +157,8 @@ std::vector<uint8_t> transform_sink_bytes(const KvChunkView& chunk, int sinks) {
 }
 
 std::vector<uint8_t> write_transform_bitstream(const BitstreamHeader& header, const TransformCalibration& cal, double d,
-                                               int sinks, TransformSections sections) {
+                                               int sinks, const std::vector<TransformRowPlan>& plans,
+                                               TransformSections sections) {
   for (size_t i = 0; i + 4 <= sections.escapes.size(); i += 4) {
     const auto q = static_cast<int32_t>(load_u32(sections.escapes.data() + i));
     if (q < -kTransformMaxQ || q > kTransformMaxQ)
@@ -134,6 +170,7 @@ std::vector<uint8_t> write_transform_bitstream(const BitstreamHeader& header, co
   ByteWriter(tprm).put<uint64_t>(cal.id());
   ByteWriter(tprm).put<uint64_t>(std::bit_cast<uint64_t>(d));
   ByteWriter(tprm).put<uint32_t>(static_cast<uint32_t>(sinks));
+  for (const TransformRowPlan& plan : plans) ByteWriter(tprm).put<uint8_t>(static_cast<uint8_t>(std::countr_zero(unsigned(plan.sub_tokens))));
   for (const uint32_t bytes : sections.group_bytes) ByteWriter(grps).put<uint32_t>(bytes);
   return write_bitstream(header, {Section{section_tag("TPRM"), std::move(tprm)}, Section{section_tag("SINK"), std::move(sections.sink)},
                                   Section{section_tag("GRPS"), std::move(grps)}, Section{section_tag("RANS"), std::move(sections.rans)},

@@ -15,16 +15,42 @@
 
 namespace kvstream::codec {
 
+// A row whose components are all dropped decodes to its mean at no bytes per token, so a transform
+// chunk's decoded size is not bounded by its payload as every other codec's is. The token count is
+// capped instead (FORMAT.md §3a), so that a small bitstream cannot demand gigabytes: 2^16 tokens is
+// dozens of CacheGen-sized chunks (1.5 K tokens) and longer than most contexts.
+inline constexpr int64_t kMaxTransformChunkTokens = int64_t(1) << 16;
+
 // The kept components of a row at one step: their classes (a prefix of the components) and the
-// rANS tables in component order. The encoder builds the same plan.
+// rANS tables in component order, and the tokens of each of its rANS groups. The encoder builds the
+// same plan.
 struct TransformRowPlan {
   double step = 0;
   std::vector<int> classes;   // kept components only
   std::vector<uint16_t> cdf;  // [kept][kTransformAlphabet + 1]
+  int sub_tokens = 0;         // coded tokens per rANS group: a power of two, 1 .. kMaxTransformChunkTokens
 
-  TransformRowPlan(const TransformCalibration& cal, int row, double d);
+  // sub: the sub_tokens, or 0 for the default for the row's kept components (transform_default_sub_tokens).
+  TransformRowPlan(const TransformCalibration& cal, int row, double d, int sub);
   int kept() const { return static_cast<int>(classes.size()); }
 };
+
+// A row's default sub-chunk: the smallest power of two of tokens giving each of its groups' states
+// at least kRansSymbolsPerState symbols (rans_sub_tokens): 16 tokens for a Mistral-7B row at full
+// rank (C = 1,024), more as the row keeps fewer components, one group for a row that keeps nothing.
+int transform_default_sub_tokens(int kept);
+
+// The chunk's rANS groups in bitstream order: row after row, each row's coded tokens in sub-chunks of
+// its plan's sub_tokens (the last one shorter); a row that keeps nothing has none. A version-2
+// bitstream has one group per row instead, whatever the row keeps (`one_per_row`).
+struct TransformGroups {
+  std::vector<int> row;                // [groups]
+  std::vector<uint64_t> symbol_start;  // [groups + 1]: group g codes the chunk's symbols [start[g], start[g + 1])
+
+  size_t size() const { return row.size(); }
+  uint32_t symbols(size_t g) const { return static_cast<uint32_t>(symbol_start[g + 1] - symbol_start[g]); }
+};
+TransformGroups transform_groups(const std::vector<TransformRowPlan>& plans, int64_t coded_tokens, bool one_per_row);
 
 // Tokens of a chunk starting at t0 that go as fp16 (positions below the calibration's sink_tokens).
 int transform_sinks_in_chunk(const TransformCalibration& cal, int64_t t0, int64_t tokens);
@@ -33,12 +59,6 @@ int transform_sinks_in_chunk(const TransformCalibration& cal, int64_t t0, int64_
 // than kMaxTransformChunkTokens tokens or a shape other than the calibration's.
 void check_transform_shape(const TransformCalibration& cal, const KvShape& shape, const std::string& what);
 
-// A row whose components are all dropped decodes to its mean at no bytes per token, so a transform
-// chunk's decoded size is not bounded by its payload as every other codec's is. The token count is
-// capped instead (FORMAT.md §3a), so that a small bitstream cannot demand gigabytes: 2^16 tokens is
-// dozens of CacheGen-sized chunks (1.5 K tokens) and longer than most contexts.
-inline constexpr int64_t kMaxTransformChunkTokens = int64_t(1) << 16;
-
 struct TransformPayload {
   const TransformCalibration* cal = nullptr;  // from the DecodeContext, which outlives the payload
   KvShape shape;
@@ -46,9 +66,10 @@ struct TransformPayload {
   double d = 0;
   int sinks = 0;  // S
   std::vector<TransformRowPlan> rows;  // 2L
+  TransformGroups groups;
   std::span<const uint8_t> sink;       // fp16 [2L][S][C]
-  std::span<const uint8_t> rans;       // RANS; row r's group is rans[group_offset[r], group_offset[r + 1])
-  std::vector<uint64_t> group_offset;  // 2L + 1, ends at rans.size(); a row that keeps nothing has no bytes
+  std::span<const uint8_t> rans;       // RANS; group g is rans[group_offset[g], group_offset[g + 1])
+  std::vector<uint64_t> group_offset;  // groups + 1, ends at rans.size(); a row that keeps nothing has no bytes
   std::span<const uint8_t> low_bits;   // LOWB
   std::span<const uint8_t> escapes;    // ESCP, int32 each
 
@@ -62,14 +83,14 @@ struct TransformPayload {
 };
 
 // Throws BitstreamError naming the section: a calibration missing from the context (its id), a
-// shape, distortion or sink count that disagrees with the calibration, section sizes that do not
-// add up, a group for a row that keeps nothing.
+// shape, distortion, sink count or sub-chunk that disagrees with the calibration or the format,
+// section sizes that do not add up, a group for a row that keeps nothing.
 TransformPayload parse_transform_payload(const ParsedBitstream& parsed, const DecodeContext& context);
 
 // The writing side, shared by the CPU and GPU encoders.
 struct TransformSections {
   std::vector<uint8_t> sink;          // SINK: fp16 [2L][S][C]
-  std::vector<uint32_t> group_bytes;  // GRPS: per row
+  std::vector<uint32_t> group_bytes;  // GRPS: per group (TransformGroups)
   std::vector<uint8_t> rans, low_bits, escapes;
 };
 
@@ -78,10 +99,12 @@ struct TransformSections {
 void check_transform_token_finite(const float* token, int channels, int row, int layers, int64_t position);
 // SINK: the chunk's first `sinks` tokens of every row as fp16 (checked finite).
 std::vector<uint8_t> transform_sink_bytes(const KvChunkView& chunk, int sinks);
-// TPRM from the calibration's id, d and S, then the sections in FORMAT.md §3a's order. Throws
+// TPRM from the calibration's id, d, S and the plans' sub-chunks, then the sections in FORMAT.md
+// §3a's order. Throws
 // std::invalid_argument when an escape holds a q beyond kTransformMaxQ (transform_quantize's mark of
 // a coefficient the format cannot hold), for the CPU and the GPU encoder alike.
 std::vector<uint8_t> write_transform_bitstream(const BitstreamHeader& header, const TransformCalibration& cal, double d,
-                                               int sinks, TransformSections sections);
+                                               int sinks, const std::vector<TransformRowPlan>& plans,
+                                               TransformSections sections);
 
 }  // namespace kvstream::codec

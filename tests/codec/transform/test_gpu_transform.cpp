@@ -1,8 +1,8 @@
 // The transform codec on the GPU (codec/transform/gpu_transform_decode.h, codec/transform/gpu_transform_encode.h). With a
 // GPU: decoded values equal the stage launcher's (tests/codec/transform/transform_stage_launcher.h) bit for
 // bit and the CPU decoder's to float rounding, and encoded bitstreams equal the launcher's byte for
-// byte, on held-out stories260K chunks with sinks, both RoPE layouts and escapes; corrupt groups and
-// sections are errors. Without one the comparisons are skipped saying why, and what a caller sees is
+// byte, on held-out stories260K chunks with sinks, both RoPE layouts and escapes, sub-chunk groups
+// and version-2 bitstreams; corrupt groups and sections are errors. Without one the comparisons are skipped saying why, and what a caller sees is
 // checked instead: the error, and the checks that come before any kernel.
 #include <gtest/gtest.h>
 
@@ -29,10 +29,10 @@ bool have_gpu() { return cuda_device_info().device_count > 0; }
 
 class GpuTransformTest : public test_support::TempDirTest {
  protected:
-  std::unique_ptr<Codec> codec_for(RopePairs pairs) {
+  std::unique_ptr<Codec> codec_for(RopePairs pairs, const std::string& options = "") {
     const auto path = dir_ / ("stories_" + std::to_string(int(pairs)) + ".kvcal");
     stories_calibration(pairs).save(path);
-    return make_codec("transform:cal=" + path.string());
+    return make_codec("transform:cal=" + path.string() + options);
   }
   std::vector<uint8_t> chunk_bytes(const Codec& codec, int level, int64_t t0, int64_t t1) {
     return codec.encode(test_support::kv_fixture().contexts[3].chunk(t0, t1), level, t0);
@@ -116,11 +116,11 @@ TEST_F(GpuTransformTest, EncodingWithoutAGpuSaysWhyAfterTheCpuEncodersChecks) {
   const auto& context = test_support::kv_fixture().contexts[3];
   KvCache bad = KvCache::from_view(context.chunk(100, 164));
   bad.row_token(7, 5)[3] = std::numeric_limits<float>::quiet_NaN();
-  EXPECT_THROW(gpu_encode_transform(cal, 0.01, bad.all(), 100), std::invalid_argument);  // before any kernel
-  EXPECT_THROW(gpu_encode_transform(cal, 2.0, context.chunk(0, 64), 0), std::invalid_argument);
+  EXPECT_THROW(gpu_encode_transform(cal, 0.01, /*sub_tokens=*/0, bad.all(), 100), std::invalid_argument);  // before any kernel
+  EXPECT_THROW(gpu_encode_transform(cal, 2.0, /*sub_tokens=*/0, context.chunk(0, 64), 0), std::invalid_argument);
   if (have_gpu()) GTEST_SKIP() << "a GPU is present: " << cuda_device_info().description;
   try {
-    gpu_encode_transform(cal, 0.01, context.chunk(0, 64), 0);
+    gpu_encode_transform(cal, 0.01, /*sub_tokens=*/0, context.chunk(0, 64), 0);
     ADD_FAILURE() << "encoding without a GPU must fail";
   } catch (const std::runtime_error& e) {
     const std::string message = e.what();
@@ -140,15 +140,36 @@ TEST_F(GpuTransformTest, EncodingEqualsTheStageLauncherByteForByte) {
       for (const auto& [t0, t1] : chunk_ranges(context.shape().tokens, 200)) {
         SCOPED_TRACE("pairs " + std::to_string(int(pairs)) + " level " + std::to_string(level) + " t0 " + std::to_string(t0));
         const double d = cal.level_distortions()[size_t(level - 1)];
-        const auto gpu = gpu_encode_transform(cal, d, context.chunk(t0, t1), t0).bitstream;
-        ASSERT_EQ(gpu, test_support_transform::launch_transform_encode_stages(cal, d, context.chunk(t0, t1), t0, rng));
+        const auto gpu = gpu_encode_transform(cal, d, /*sub_tokens=*/0, context.chunk(t0, t1), t0).bitstream;
+        ASSERT_EQ(gpu, test_support_transform::launch_transform_encode_stages(cal, d, /*sub_tokens=*/0, context.chunk(t0, t1), t0, rng));
         EXPECT_NO_THROW(decode_bitstream(gpu, codec->decode_context()));
       }
     KvCache outliers = KvCache::from_view(context.chunk(100, 164));  // escapes
     for (int64_t t = 0; t < 64; t += 3) outliers.row_token(int(t % outliers.shape().rows()), t)[t % outliers.shape().channels()] = 3000.0f;
     const double d = cal.level_distortions().back();
-    ASSERT_EQ(gpu_encode_transform(cal, d, outliers.all(), 100).bitstream,
-              test_support_transform::launch_transform_encode_stages(cal, d, outliers.all(), 100, rng));
+    ASSERT_EQ(gpu_encode_transform(cal, d, /*sub_tokens=*/0, outliers.all(), 100).bitstream,
+              test_support_transform::launch_transform_encode_stages(cal, d, /*sub_tokens=*/0, outliers.all(), 100, rng));
+  }
+}
+
+// Many groups per row (sub=16: 16-token sub-chunks), and a version-2 bitstream (one group per row).
+TEST_F(GpuTransformTest, SubChunksAndVersionTwoEqualTheLauncher) {
+  if (!have_gpu()) GTEST_SKIP() << "needs a GPU (" << cuda_device_info().description << "); scripts/gpu-check.sh runs it";
+  std::mt19937 rng(24);
+  const auto chunk = test_support::kv_fixture().contexts[3].chunk(0, 300);
+  const auto codec = codec_for(RopePairs::kInterleaved, ",sub=16");
+  const auto one_group_per_row = codec_for(RopePairs::kInterleaved, ",sub=65536");
+  const TransformCalibration& cal = *codec->decode_context().transform_calibrations.at(0);
+  for (int level : {2, 12}) {
+    SCOPED_TRACE("level " + std::to_string(level));
+    const auto bytes = codec->encode(chunk, level, 0);
+    const auto launched = launch_transform_stages(bytes, codec->decode_context(), rng).values;
+    const auto gpu = gpu_decode_transform(bytes, codec->decode_context()).kv.values();
+    ASSERT_EQ(std::memcmp(gpu.data(), launched.data(), gpu.size() * sizeof(float)), 0);
+    ASSERT_EQ(gpu_encode_transform(cal, cal.level_distortions()[size_t(level - 1)], 16, chunk, 0).bitstream, bytes);
+    const auto old = test_support_transform::as_version_2(one_group_per_row->encode(chunk, level, 0), codec->decode_context());
+    const auto gpu_old = gpu_decode_transform(old, codec->decode_context()).kv.values();
+    ASSERT_EQ(std::memcmp(gpu_old.data(), launched.data(), gpu.size() * sizeof(float)), 0);
   }
 }
 

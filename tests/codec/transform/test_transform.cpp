@@ -11,7 +11,6 @@
 
 #include "codec/codec.h"
 #include "codec/format/bitstream_error.h"
-#include "codec/format/crc32c.h"
 #include "codec/transform/rope.h"
 #include "codec/transform/transform_calibration.h"
 #include "common/half.h"
@@ -19,6 +18,8 @@
 
 namespace kvstream::codec {
 namespace {
+
+using test_support::repair_crc;
 
 const RopeSpec kStoriesRope{RopePairs::kInterleaved, 10000.0};
 
@@ -38,14 +39,6 @@ const TransformCalibration& fixture_calibration() {
     return TransformCalibration::build(views, options);
   }();
   return cal;
-}
-
-// Writes the trailing CRC32C of a bitstream or a calibration file again after an edit, so that the
-// checks behind it see the edit.
-void repair_crc(std::vector<uint8_t>& bytes) {
-  const size_t body = bytes.size() - kCrcBytes;
-  const uint32_t crc = crc32c(std::span(bytes).first(body));
-  for (int b = 0; b < 4; ++b) bytes[body + size_t(b)] = static_cast<uint8_t>(crc >> (8 * b));
 }
 
 class TransformTest : public test_support::TempDirTest {

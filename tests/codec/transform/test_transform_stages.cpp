@@ -155,12 +155,12 @@ TEST_F(TransformStagesTest, AShuffledEncodeLaunchWritesTheCpuEncodersBitstream) 
       for (const auto& [t0, t1] : chunk_ranges(context.shape().tokens, 200)) {
         SCOPED_TRACE("pairs " + std::to_string(int(pairs)) + " level " + std::to_string(level) + " t0 " + std::to_string(t0));
         const double d = cal.level_distortions()[size_t(level - 1)];
-        const auto launched = test_support_transform::launch_transform_encode_stages(cal, d, context.chunk(t0, t1), t0, rng);
+        const auto launched = test_support_transform::launch_transform_encode_stages(cal, d, /*sub_tokens=*/0, context.chunk(t0, t1), t0, rng);
         EXPECT_EQ(launched, codec->encode(context.chunk(t0, t1), level, t0));
       }
     KvCache outliers = KvCache::from_view(context.chunk(100, 164));  // escapes
     for (int64_t t = 0; t < 64; t += 3) outliers.row_token(int(t % outliers.shape().rows()), t)[t % outliers.shape().channels()] = 3000.0f;
-    EXPECT_EQ(test_support_transform::launch_transform_encode_stages(cal, cal.level_distortions().back(), outliers.all(), 100, rng),
+    EXPECT_EQ(test_support_transform::launch_transform_encode_stages(cal, cal.level_distortions().back(), /*sub_tokens=*/0, outliers.all(), 100, rng),
               codec->encode(outliers.all(), int(cal.level_distortions().size()), 100));
   }
 }

@@ -3,7 +3,8 @@
 // GPU may run them, and the scans run in between, as the CUDA kernels' do. Their output is what the
 // GPU must give bit for bit (the ordered sums of the projections), and what the CPU codec gives to
 // float rounding (its GEMMs sum in another order).
-// Also the stories260K calibration the transform tests share (fixture contexts 0..2; 3 is held out).
+// Also the stories260K calibration the transform tests share (fixture contexts 0..2; 3 is held out),
+// and a version-2 bitstream made from a version-3 one.
 #pragma once
 #include <algorithm>
 #include <numeric>
@@ -88,17 +89,18 @@ inline LaunchedDecode launch_transform_stages(std::span<const uint8_t> bitstream
     return p.rows[size_t(r)].classes[(g - start[size_t(r)]) % uint64_t(p.rows[size_t(r)].kept())];
   };
 
-  // 1. entropy, a row at a time in random order.
+  // 1. entropy, a group at a time in random order.
   std::vector<uint8_t> symbols(symbols_total);
-  for (const uint64_t r : shuffled(uint64_t(rows), rng)) {
-    const TransformRowPlan& plan = p.rows[r];
+  for (const uint64_t g : shuffled(p.groups.size(), rng)) {
+    const int r = p.groups.row[g];
+    const TransformRowPlan& plan = p.rows[size_t(r)];
     if (plan.kept() == 0) continue;
     std::vector<RansSymbolLookup> lookups(size_t(plan.kept()));
-    for (int i = 0; i < plan.kept(); ++i) lookups[size_t(i)] = cal.lookup(r < uint64_t(s.layers) ? 0 : 1, plan.classes[size_t(i)]);
-    if (!rans_decode_group(p.rans.data() + p.group_offset[r], uint32_t(p.group_offset[r + 1] - p.group_offset[r]),
-                           uint32_t(start[r + 1] - start[r]), plan.kept(), plan.cdf.data(), lookups.data(),
-                           kTransformAlphabet, kTransformRansStates, symbols.data() + start[r]))
-      throw BitstreamError(BitstreamErrorKind::kCorruptPayload, "RANS", "a row's rANS group is corrupt");
+    for (int i = 0; i < plan.kept(); ++i) lookups[size_t(i)] = cal.lookup(r < s.layers ? 0 : 1, plan.classes[size_t(i)]);
+    if (!rans_decode_group(p.rans.data() + p.group_offset[g], uint32_t(p.group_offset[g + 1] - p.group_offset[g]),
+                           p.groups.symbols(g), plan.kept(), plan.cdf.data(), lookups.data(), kTransformAlphabet,
+                           kTransformRansStates, symbols.data() + p.groups.symbol_start[g]))
+      throw BitstreamError(BitstreamErrorKind::kCorruptPayload, "RANS", "a rANS group is corrupt");
   }
   // 2. counts, then the scans.
   std::vector<uint64_t> bit_at(symbols_total + 1, 0), escape_at(symbols_total + 1, 0);
@@ -132,8 +134,9 @@ inline LaunchedDecode launch_transform_stages(std::span<const uint8_t> bitstream
   return {std::move(kv.values()), escape_at.back()};
 }
 
-// The encoder's stages on `chunk` (its first token at position t0) at distortion d: the bitstream.
-inline std::vector<uint8_t> launch_transform_encode_stages(const TransformCalibration& cal, double d,
+// The encoder's stages on `chunk` (its first token at position t0) at distortion d, with sub_tokens
+// per rANS group (0: each row's default): the bitstream.
+inline std::vector<uint8_t> launch_transform_encode_stages(const TransformCalibration& cal, double d, int sub_tokens,
                                                            const KvChunkView& chunk, int64_t t0, std::mt19937& rng) {
   const KvShape s = chunk.shape();
   check_transform_shape(cal, s, "the chunk");
@@ -142,7 +145,7 @@ inline std::vector<uint8_t> launch_transform_encode_stages(const TransformCalibr
   std::vector<TransformRowPlan> plans;
   std::vector<uint64_t> start(1, 0);
   for (int r = 0; r < rows; ++r) {
-    plans.emplace_back(cal, r, d);
+    plans.emplace_back(cal, r, d, sub_tokens);
     start.push_back(start.back() + uint64_t(coded) * uint64_t(plans.back().kept()));
   }
   const uint64_t symbols_total = start.back();
@@ -195,20 +198,43 @@ inline std::vector<uint8_t> launch_transform_encode_stages(const TransformCalibr
     if (q[g].symbol == kTransformEscape)
       for (int b = 0; b < 4; ++b) sections.escapes[size_t(4 * escape_at[g]) + size_t(b)] = uint8_t(uint32_t(q[g].escaped) >> (8 * b));
   }
-  // 4. a group per row.
-  sections.group_bytes.assign(size_t(rows), 0);
-  std::vector<std::vector<uint8_t>> groups(static_cast<size_t>(rows));
-  for (const uint64_t r : shuffled(uint64_t(rows), rng)) {
-    const TransformRowPlan& plan = plans[r];
-    if (plan.kept() == 0) continue;
-    const auto n = uint32_t(start[r + 1] - start[r]);
-    groups[r].resize(rans_group_capacity(n, kTransformRansStates));
-    sections.group_bytes[r] = rans_encode_group(symbols.data() + start[r], n, plan.kept(), plan.cdf.data(),
-                                                kTransformAlphabet, kTransformRansStates, groups[r].data());
+  // 4. a group per sub-chunk of a row, in random order.
+  const TransformGroups groups = transform_groups(plans, coded, /*one_per_row=*/false);
+  sections.group_bytes.assign(groups.size(), 0);
+  std::vector<std::vector<uint8_t>> coded_groups(groups.size());
+  for (const uint64_t g : shuffled(groups.size(), rng)) {
+    const TransformRowPlan& plan = plans[size_t(groups.row[g])];
+    coded_groups[g].resize(rans_group_capacity(groups.symbols(g), kTransformRansStates));
+    sections.group_bytes[g] = rans_encode_group(symbols.data() + groups.symbol_start[g], groups.symbols(g), plan.kept(),
+                                                plan.cdf.data(), kTransformAlphabet, kTransformRansStates, coded_groups[g].data());
   }
-  for (int r = 0; r < rows; ++r)
-    sections.rans.insert(sections.rans.end(), groups[size_t(r)].begin(), groups[size_t(r)].begin() + sections.group_bytes[size_t(r)]);
-  return write_transform_bitstream({CodecId::kTransform, s, t0, SourceDtype::kFp16}, cal, d, sinks, std::move(sections));
+  for (size_t g = 0; g < groups.size(); ++g)
+    sections.rans.insert(sections.rans.end(), coded_groups[g].begin(), coded_groups[g].begin() + sections.group_bytes[g]);
+  return write_transform_bitstream({CodecId::kTransform, s, t0, SourceDtype::kFp16}, cal, d, sinks, plans,
+                                   std::move(sections));
+}
+
+// A version-2 bitstream had no sub-chunk bytes in TPRM and one GRPS entry per row, 0 for a row that
+// keeps nothing; written here from a version-3 one with one group per row.
+inline std::vector<uint8_t> as_version_2(const std::vector<uint8_t>& bytes, const DecodeContext& context) {
+  const ParsedBitstream parsed = parse_bitstream(bytes);
+  const TransformPayload p = parse_transform_payload(parsed, context);
+  std::vector<Section> sections;
+  for (const auto& section : parsed.sections) {
+    std::vector<uint8_t> contents(section.bytes.begin(), section.bytes.end());
+    if (section.name() == "TPRM") contents.resize(20);
+    if (section.name() == "GRPS") {
+      contents.clear();
+      size_t g = 0;
+      for (const TransformRowPlan& plan : p.rows)
+        ByteWriter(contents).put<uint32_t>(plan.kept() == 0 ? 0 : load_u32(section.bytes.data() + 4 * g++));
+    }
+    sections.push_back({section.tag, std::move(contents)});
+  }
+  auto out = write_bitstream(parsed.header, sections);
+  out[4] = 2;  // the header's version, FORMAT.md §1
+  test_support::repair_crc(out);
+  return out;
 }
 
 }  // namespace kvstream::codec::test_support_transform
