@@ -14,6 +14,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "codec/cachegen/offline_cdf.h"
@@ -74,11 +75,14 @@ void bitstream_seeds(SeedWriter& seeds, const codec::KvCache& kv) {
   const fs::path calibration = seeds.out / "scratch.kvcal";
   fuzz::offline_table()->save(table);
   fuzz::transform_calibration()->save(calibration);
-  const std::vector<std::string> specs = {"fp16", "quant:bits=8", "quant:bits=3", "kivi:bits=2", "zstd", "cachegen",
-                                         "cachegen:entropy=rans", "cachegen:delta=10",
-                                         "cachegen:cdf=offline,table=" + table.string(),
-                                         "transform:cal=" + calibration.string()};
-  for (const std::string& spec : specs) {
+  // (seed name, spec): the names leave out the scratch files' paths.
+  const std::vector<std::pair<std::string, std::string>> specs = {
+      {"fp16", "fp16"}, {"quant:bits=8", "quant:bits=8"}, {"quant:bits=3", "quant:bits=3"}, {"kivi:bits=2", "kivi:bits=2"},
+      {"zstd", "zstd"}, {"cachegen", "cachegen"}, {"cachegen:entropy=rans", "cachegen:entropy=rans"},
+      {"cachegen:delta=10", "cachegen:delta=10"}, {"cachegen:cdf=offline", "cachegen:cdf=offline,table=" + table.string()},
+      {"transform", "transform:cal=" + calibration.string()},
+      {"transform:sub=4", "transform:cal=" + calibration.string() + ",sub=4"}};  // several groups per row
+  for (const auto& [spec_name, spec] : specs) {
     const auto codec = codec::make_codec(spec);
     for (int level : codec->levels()) {
       std::vector<std::vector<uint8_t>> chunks;
@@ -87,8 +91,7 @@ void bitstream_seeds(SeedWriter& seeds, const codec::KvCache& kv) {
       const auto id = codec::parse_bitstream(chunks[0]).header.codec;
       const auto entry = std::find_if(registry.begin(), registry.end(), [&](const auto& e) { return e.id == id; });
       const auto index = uint8_t(entry - registry.begin());
-      // The name without the scratch file's path.
-      const std::string name = spec.substr(0, std::min(spec.find(",table="), spec.find(":cal="))) + "-" + std::to_string(level);
+      const std::string name = spec_name + "-" + std::to_string(level);
       seeds.write("bitstream", name + ".bin", chunks[1], index);
       codec::write_kvs(scratch, chunks);
       seeds.write("bitstream", name + ".kvs", read_bytes(scratch), uint8_t(index + registry.size()));
