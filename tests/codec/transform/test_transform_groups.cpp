@@ -1,7 +1,7 @@
 // The transform codec's rANS groups (codec/FORMAT.md §3a): a row's coded tokens in sub-chunks, by
 // default the fewest tokens that give each state 2,048 symbols, or sub=N; any layout decodes to the
 // same values, the shuffled stage launchers agree with the CPU codec on it, and a version-2 bitstream
-// (one group per row) still decodes.
+// (one group per row), a chunk of sinks only included, still decodes.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -9,16 +9,19 @@
 #include <vector>
 
 #include "codec/codec.h"
+#include "codec/entropy/rans_coder.h"
 #include "codec/format/bitstream.h"
 #include "codec/format/bitstream_error.h"
+#include "codec/format/byte_io.h"
 #include "codec/transform/transform_payload.h"
+#include "common/half.h"
 #include "tests/codec/transform/transform_stage_launcher.h"
 
 namespace kvstream::codec {
 namespace {
 
-using test_support_transform::launch_transform_encode_stages;
 using test_support_transform::as_version_2;
+using test_support_transform::launch_transform_encode_stages;
 using test_support_transform::launch_transform_stages;
 using test_support_transform::stories_calibration;
 
@@ -124,6 +127,39 @@ TEST_F(TransformGroupsTest, VersionTwoBitstreamsStillDecode) {
     std::mt19937 rng(22);
     EXPECT_EQ(launch_transform_stages(old, c->decode_context(), rng).values, decode_bitstream(bytes, c->decode_context()).kv.values());
   }
+}
+
+// A chunk of sink tokens only codes no symbol: no group in version 3; in version 2 every row that
+// keeps anything had a group of no symbols (its 8 states' flush).
+TEST_F(TransformGroupsTest, AChunkOfSinksOnlyHasNoGroups) {
+  const auto c = codec();
+  const auto chunk = test_support::kv_fixture().contexts[3].chunk(0, cal_.sink_tokens());
+  const auto bytes = c->encode(chunk, 6, 0);
+  const ParsedBitstream parsed = parse_bitstream(bytes);
+  EXPECT_EQ(parsed.section("GRPS").size(), 0u);
+  EXPECT_EQ(parsed.section("RANS").size(), 0u);
+  const auto decoded = decode_bitstream(bytes, c->decode_context()).kv;
+  for (int r = 0; r < decoded.shape().rows(); ++r)
+    for (int t = 0; t < cal_.sink_tokens(); ++t)
+      EXPECT_EQ(decoded.row_token(r, t)[0], common::half_to_float(common::float_to_half(chunk.token(r, t)[0])));
+  std::vector<Section> sections;
+  for (const auto& section : parsed.sections) {
+    std::vector<uint8_t> contents(section.bytes.begin(), section.bytes.end());
+    if (section.name() == "TPRM") contents.resize(20);
+    if (section.name() == "GRPS" || section.name() == "RANS")
+      for (const TransformRowPlan& plan : parse_transform_payload(parsed, c->decode_context()).rows) {
+        std::vector<uint8_t> group(rans_group_capacity(0, kTransformRansStates));
+        const uint32_t length = plan.kept() == 0 ? 0 : rans_encode_group(nullptr, 0, 1, nullptr, kTransformAlphabet,
+                                                                         kTransformRansStates, group.data());
+        if (section.name() == "GRPS") ByteWriter(contents).put<uint32_t>(length);
+        else contents.insert(contents.end(), group.begin(), group.begin() + length);
+      }
+    sections.push_back({section.tag, std::move(contents)});
+  }
+  auto old = write_bitstream(parsed.header, sections);
+  old[4] = 2;
+  test_support::repair_crc(old);
+  EXPECT_EQ(decode_bitstream(old, c->decode_context()).kv.values(), decoded.values());
 }
 
 TEST_F(TransformGroupsTest, ASubChunkBeyondTheFormatIsRefusedInTprm) {
