@@ -278,21 +278,22 @@ KvCache decode(const ParsedBitstream& parsed, const DecodeContext& context) {
 
   // Stage 4: sinks from fp16, the rest mu_r + y W_r, RoPE redone on keys.
   KvCache kv(s);
-  std::vector<float> x;  // [coded][C]
   const RopeAngles angles(cal.rope(), s.head_dim, p.t0, s.tokens);
   for (int r = 0; r < s.rows(); ++r) {
     for (int t = 0; t < p.sinks; ++t)
       for (int c = 0; c < channels; ++c)
         kv.row_token(r, t)[c] = common::half_to_float(load_u16(p.sink.data() + 2 * ((size_t(r) * p.sinks + t) * channels + c)));
+    if (coded == 0) continue;
     const TransformRowPlan& plan = p.rows[size_t(r)];
     const auto& row = cal.row(r);
-    // transform_value's sums, then the mean (a row that keeps nothing sums zeros).
-    x.assign(size_t(coded) * size_t(channels), 0.0f);
-    matrix_product(y[size_t(r)].data(), coded, plan.kept(), plan.kept(), row.basis.data(), channels, channels, x.data(),
-                   channels);
+    // transform_value's sums straight into the row's coded tokens (C floats apart in the canonical
+    // layout; a row that keeps nothing sums zeros), then the mean.
+    float* coded_tokens = kv.row_token(r, p.sinks);
+    matrix_product(y[size_t(r)].data(), coded, plan.kept(), plan.kept(), row.basis.data(), channels, channels,
+                   coded_tokens, channels);
     for (int64_t t = 0; t < coded; ++t) {
-      float* out = kv.row_token(r, p.sinks + t);
-      for (int c = 0; c < channels; ++c) out[c] = x[size_t(t) * channels + c] + row.mean[size_t(c)];
+      float* out = coded_tokens + t * channels;
+      for (int c = 0; c < channels; ++c) out[c] += row.mean[size_t(c)];
       if (r < s.layers) angles.rotate(out, s.kv_heads, p.sinks + t, /*undo=*/false);
     }
   }
