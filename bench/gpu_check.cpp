@@ -24,6 +24,7 @@
 #include "codec/transform/gpu_transform_decode.h"
 #include "codec/transform/gpu_transform_encode.h"
 #include "codec/transform/transform_calibration.h"
+#include "codec/transform/transform_payload.h"
 
 using namespace kvstream::codec;
 
@@ -62,8 +63,8 @@ KvCache correlated_kv(int64_t tokens, unsigned seed) {
 }
 
 // The transform codec's GPU encoder and decoder on a SmolLM2-shaped chunk, calibrated on another synthetic
-// context: kernel times, the largest decoded difference from the CPU decoder relative to max(1, |x|)
-// (the GPU sums each value's components in order, the CPU in a GEMM: float rounding apart).
+// context: its rANS chains (groups x 8 states), kernel times, the largest decoded difference from the
+// CPU decoder relative to max(1, |x|), which must be 0 (both sum each value's components in order).
 int time_transform() {
   const KvCache calibration_kv = correlated_kv(2048, 2), kv = correlated_kv(1024, 3);
   TransformCalibration::Options options;
@@ -76,8 +77,8 @@ int time_transform() {
   std::filesystem::remove(path);
   const double fp16_bytes = double(kv.shape().elements()) * 2;
   std::printf("\ntransform, SmolLM2-135M shape (L = 30, 3 KV heads x 64, 1,024 tokens of synthetic KV)\n");
-  std::printf("%5s %11s %9s %9s %8s %7s %7s %14s %10s\n", "level", "bytes", "enc GB/s", "dec GB/s", "x D2D", "ent ms",
-              "deq ms", "max diff CPU", "enc = CPU");
+  std::printf("%5s %11s %7s %9s %9s %8s %7s %7s %14s %10s\n", "level", "bytes", "chains", "enc GB/s", "dec GB/s", "x D2D",
+              "ent ms", "deq ms", "max diff CPU", "enc = CPU");
   int failures = 0;
   for (int level : {1, 4, 8, 12}) {
     const auto bytes = codec->encode(kv.all(), level, 0);
@@ -100,7 +101,9 @@ int time_transform() {
     for (size_t i = 0; i < cpu.size(); ++i)
       worst = std::max(worst, std::abs(double(decoded.kv.values()[i]) - cpu[i]) / std::max(1.0, std::abs(double(cpu[i]))));
     failures += worst != 0 || encoded.bitstream != bytes;
-    std::printf("%5d %11zu %9.1f %9.1f %8.1f %7.3f %7.3f %14.2e %10s\n", level, bytes.size(),
+    const size_t chains = parse_transform_payload(parse_bitstream(bytes), codec->decode_context()).groups.size() *
+                          size_t(kTransformRansStates);
+    std::printf("%5d %11zu %7zu %9.1f %9.1f %8.1f %7.3f %7.3f %14.2e %10s\n", level, bytes.size(), chains,
                 fp16_bytes / (median(encode_ms) * 1e-3) / 1e9, fp16_bytes / (median(decode_ms) * 1e-3) / 1e9,
                 median(decode_ms) / median(copy_ms), median(entropy_ms), median(dequantize_ms), worst,
                 encoded.bitstream == bytes ? "yes" : "no");
