@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "codec/format/bitstream_error.h"
 #include "codec/entropy/rans_coder.h"
+#include "codec/format/bitstream_error.h"
 #include "codec/format/byte_io.h"
 #include "codec/transform/transform_decode_stages.h"
 #include "codec/transform/transform_distortion.h"
@@ -47,14 +47,15 @@ int transform_default_sub_tokens(int kept) {
 TransformGroups transform_groups(const std::vector<TransformRowPlan>& plans, int64_t coded_tokens, bool one_per_row) {
   TransformGroups groups;
   groups.symbol_start.push_back(0);
+  const auto add = [&groups](size_t r, int64_t tokens, int kept) {
+    groups.row.push_back(static_cast<int>(r));
+    groups.symbol_start.push_back(groups.symbol_start.back() + uint64_t(tokens) * uint64_t(kept));
+  };
   for (size_t r = 0; r < plans.size(); ++r) {
-    const auto kept = uint64_t(plans[r].kept());
-    const int64_t sub = one_per_row ? std::max<int64_t>(coded_tokens, 1) : plans[r].sub_tokens;
-    if (kept == 0 && !one_per_row) continue;
-    for (int64_t t = 0; t < coded_tokens || (one_per_row && t == 0); t += sub) {
-      groups.row.push_back(static_cast<int>(r));
-      groups.symbol_start.push_back(groups.symbol_start.back() + uint64_t(std::min(sub, coded_tokens - t)) * kept);
-    }
+    const int kept = plans[r].kept(), sub = plans[r].sub_tokens;
+    if (one_per_row) add(r, coded_tokens, kept);
+    else if (kept > 0)
+      for (int64_t t = 0; t < coded_tokens; t += sub) add(r, std::min<int64_t>(sub, coded_tokens - t), kept);
   }
   return groups;
 }
@@ -170,7 +171,8 @@ std::vector<uint8_t> write_transform_bitstream(const BitstreamHeader& header, co
   ByteWriter(tprm).put<uint64_t>(cal.id());
   ByteWriter(tprm).put<uint64_t>(std::bit_cast<uint64_t>(d));
   ByteWriter(tprm).put<uint32_t>(static_cast<uint32_t>(sinks));
-  for (const TransformRowPlan& plan : plans) ByteWriter(tprm).put<uint8_t>(static_cast<uint8_t>(std::countr_zero(unsigned(plan.sub_tokens))));
+  for (const TransformRowPlan& plan : plans)
+    ByteWriter(tprm).put<uint8_t>(static_cast<uint8_t>(std::countr_zero(unsigned(plan.sub_tokens))));
   for (const uint32_t bytes : sections.group_bytes) ByteWriter(grps).put<uint32_t>(bytes);
   return write_bitstream(header, {Section{section_tag("TPRM"), std::move(tprm)}, Section{section_tag("SINK"), std::move(sections.sink)},
                                   Section{section_tag("GRPS"), std::move(grps)}, Section{section_tag("RANS"), std::move(sections.rans)},

@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "codec/entropy/rans_coder.h"
 #include "codec/format/bitstream.h"
 #include "codec/format/bitstream_error.h"
 #include "codec/format/byte_io.h"
@@ -214,21 +215,31 @@ inline std::vector<uint8_t> launch_transform_encode_stages(const TransformCalibr
                                    std::move(sections));
 }
 
-// A version-2 bitstream had no sub-chunk bytes in TPRM and one GRPS entry per row, 0 for a row that
-// keeps nothing; written here from a version-3 one with one group per row.
+// A version-2 bitstream had no sub-chunk bytes in TPRM and one group per row: none (0 bytes) for a row
+// that keeps nothing, and the states alone for a row of a chunk of sinks only; written here from a
+// version-3 one with at most one group per row (sub=65536).
 inline std::vector<uint8_t> as_version_2(const std::vector<uint8_t>& bytes, const DecodeContext& context) {
   const ParsedBitstream parsed = parse_bitstream(bytes);
   const TransformPayload p = parse_transform_payload(parsed, context);
+  std::vector<uint8_t> grps, rans, empty(rans_group_capacity(0, kTransformRansStates));
+  const uint32_t empty_bytes = rans_encode_group(nullptr, 0, 1, nullptr, kTransformAlphabet, kTransformRansStates, empty.data());
+  size_t g = 0;
+  for (const TransformRowPlan& plan : p.rows) {
+    std::span<const uint8_t> group;
+    if (plan.kept() > 0 && p.coded_tokens() == 0) group = std::span(empty).first(empty_bytes);
+    else if (plan.kept() > 0) {
+      group = p.rans.subspan(p.group_offset[g], p.group_offset[g + 1] - p.group_offset[g]);
+      ++g;
+    }
+    ByteWriter(grps).put<uint32_t>(static_cast<uint32_t>(group.size()));
+    rans.insert(rans.end(), group.begin(), group.end());
+  }
   std::vector<Section> sections;
   for (const auto& section : parsed.sections) {
     std::vector<uint8_t> contents(section.bytes.begin(), section.bytes.end());
     if (section.name() == "TPRM") contents.resize(20);
-    if (section.name() == "GRPS") {
-      contents.clear();
-      size_t g = 0;
-      for (const TransformRowPlan& plan : p.rows)
-        ByteWriter(contents).put<uint32_t>(plan.kept() == 0 ? 0 : load_u32(section.bytes.data() + 4 * g++));
-    }
+    if (section.name() == "GRPS") contents = grps;
+    if (section.name() == "RANS") contents = rans;
     sections.push_back({section.tag, std::move(contents)});
   }
   auto out = write_bitstream(parsed.header, sections);
