@@ -66,7 +66,7 @@ torch::Tensor LlamaModel::rope(const torch::Tensor& x, int64_t first_position) c
 }
 
 torch::Tensor LlamaModel::forward(const std::vector<int32_t>& tokens, const KvState& prefix, KvState* kv,
-                                  bool last_logits_only) const {
+                                  bool last_logits_only, const AttentionObserver& observer) const {
   torch::NoGradGuard no_grad;
   const int64_t n = static_cast<int64_t>(tokens.size()), past = prefix.tokens();
   if (n == 0) throw std::invalid_argument("forward: no tokens");
@@ -91,7 +91,8 @@ torch::Tensor LlamaModel::forward(const std::vector<int32_t>& tokens, const KvSt
   for (int l = 0; l < config_.n_layers; ++l) {
     const LlamaLayerWeights& w = weights_.layers[static_cast<size_t>(l)];
     const auto normed = rms_norm(x, w.attn_norm, config_.norm_eps);
-    const auto q = rope(split_heads(project(normed, w.wq), heads), past);
+    const auto q_unturned = split_heads(project(normed, w.wq), heads);
+    const auto q = rope(q_unturned, past);
     auto k = rope(split_heads(project(normed, w.wk), kv_heads), past);
     auto v = split_heads(project(normed, w.wv), kv_heads);
     if (past > 0) {
@@ -100,7 +101,9 @@ torch::Tensor LlamaModel::forward(const std::vector<int32_t>& tokens, const KvSt
     }
     const auto k_heads = k.repeat_interleave(group, 0), v_heads = v.repeat_interleave(group, 0);
     const auto scores = torch::matmul(q, k_heads.transpose(1, 2)).mul(scale).masked_fill(causal, -INFINITY);
-    const auto attended = torch::matmul(torch::softmax(scores, -1), v_heads);  // [heads, T, head_dim]
+    const auto attention = torch::softmax(scores, -1);
+    const auto attended = torch::matmul(attention, v_heads);  // [heads, T, head_dim]
+    if (observer) observer({l, q_unturned, attention, v, attended});
     x = x + project(attended.transpose(0, 1).reshape({n, -1}), w.wo);
     const auto m = rms_norm(x, w.ffn_norm, config_.norm_eps);
     x = x + project(torch::silu(project(m, w.w1)) * project(m, w.w3), w.w2);

@@ -12,6 +12,7 @@
 #pragma once
 #include <torch/torch.h>
 
+#include <functional>
 #include <vector>
 
 #include "models/llama_config.h"
@@ -43,6 +44,17 @@ struct KvState {
   int64_t tokens() const { return keys.empty() ? 0 : keys.front().size(1); }
 };
 
+// What attention computed in one layer of a forward pass, for analyses that need more than the KV
+// (eval/key_sensitivity.h). Tensors are the pass's own, in the model's dtype and on its device.
+struct LayerAttention {
+  int layer = 0;
+  torch::Tensor queries;      // [n_heads, T, head_dim], before RoPE
+  torch::Tensor attention;    // [n_heads, T, past + T], the softmax weights (0 above the diagonal)
+  torch::Tensor values;       // [n_kv_heads, past + T, head_dim]
+  torch::Tensor outputs;      // [n_heads, T, head_dim], attention · values, before W_o
+};
+using AttentionObserver = std::function<void(const LayerAttention&)>;
+
 // The model runs where its weights are and in their dtype, both taken from the token embedding
 // (loaders give float32 on the CPU; random_model may give bf16 or fp16 on a GPU); every weight and
 // the RoPE tables share that device and dtype.
@@ -56,9 +68,9 @@ class LlamaModel {
   // Causal prefill of `tokens` at positions prefix.tokens() .. + T - 1, attending to `prefix` (may be
   // empty) and to themselves. Returns logits [T, vocab] ([1, vocab] for the last position only when
   // `last_logits_only`, as serving needs for the first output token); `kv` (if given) receives
-  // prefix + new KV.
+  // prefix + new KV; `observer` (if given) is called once per layer, in order.
   torch::Tensor forward(const std::vector<int32_t>& tokens, const KvState& prefix, KvState* kv,
-                        bool last_logits_only = false) const;
+                        bool last_logits_only = false, const AttentionObserver& observer = {}) const;
 
   // Greedy generation of `steps` tokens after `prompt` (one prefill, then one token at a time).
   std::vector<int32_t> generate_greedy(const std::vector<int32_t>& prompt, int steps) const;
@@ -69,9 +81,10 @@ class LlamaModel {
   torch::Device device() const { return weights_.token_embedding.device(); }
   torch::ScalarType dtype() const { return weights_.token_embedding.scalar_type(); }
 
- private:
-  torch::Tensor rope(const torch::Tensor& x, int64_t first_position) const;  // x: [heads, T, head_dim]
+  // RoPE as the model applies it: x [heads, T, head_dim] at positions first_position .. + T - 1.
+  torch::Tensor rope(const torch::Tensor& x, int64_t first_position) const;
 
+ private:
   LlamaConfig config_;
   LlamaWeights weights_;
   torch::Tensor rope_cos_, rope_sin_;  // [max_seq_len, head_dim / 2]
