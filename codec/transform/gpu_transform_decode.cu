@@ -103,7 +103,7 @@ __global__ void values_kernel(Stages st) {
   const int c = int(k % channels);
   const float* y = st.y + st.m.symbol_start[row] + uint64_t(t) * kept;
   canonical_token(st.out, st.m, row, st.m.sinks + t, st.m.tokens)[c] =
-      transform_value(y, kept, st.m.basis + st.m.basis_start[row], channels, c, st.m.mean[int64_t(row) * channels + c]);
+      transform_value(y, kept, st.m.synthesis + st.m.basis_start[row], channels, c, st.m.mean[int64_t(row) * channels + c]);
 }
 
 __global__ void sinks_kernel(Stages st) {

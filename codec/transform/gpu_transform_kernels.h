@@ -31,7 +31,8 @@ struct GpuTransformModel {
   const uint64_t* group_start = nullptr;   // [groups + 1]: group g codes the chunk's symbols [start[g], start[g + 1])
   const float* mean = nullptr;             // [2L][C]
   const float* basis = nullptr;            // the kept components of every row, row after row: [sum kept][C]
-  const uint64_t* basis_start = nullptr;   // [2L]: row r's first float in `basis`
+  const float* synthesis = nullptr;        // the same of their syntheses (Row::synthesis_basis); `basis` when equal
+  const uint64_t* basis_start = nullptr;   // [2L]: row r's first float in `basis` and `synthesis`
   uint64_t basis_floats = 0;
 
   int rows() const { return 2 * layers; }

@@ -9,6 +9,8 @@ PackedTransformModel::PackedTransformModel(const TransformCalibration& cal, cons
   const auto coded = uint64_t(s.tokens - sinks);
   classes_.assign(size_t(rows) * size_t(channels), 0);
   symbol_start_.push_back(0);
+  bool own_synthesis = false;  // some row's synthesis is not its basis
+  for (int r = 0; r < rows; ++r) own_synthesis = own_synthesis || !cal.row(r).synthesis.empty();
   for (int r = 0; r < rows; ++r) {
     const TransformRowPlan& plan = plans[size_t(r)];
     kept_.push_back(plan.kept());
@@ -19,6 +21,9 @@ PackedTransformModel::PackedTransformModel(const TransformCalibration& cal, cons
     mean_.insert(mean_.end(), row.mean.begin(), row.mean.end());
     basis_start_.push_back(basis_.size());
     basis_.insert(basis_.end(), row.basis.begin(), row.basis.begin() + int64_t(plan.kept()) * channels);
+    if (!own_synthesis) continue;
+    const auto& synthesis = row.synthesis_basis();
+    synthesis_.insert(synthesis_.end(), synthesis.begin(), synthesis.begin() + int64_t(plan.kept()) * channels);
   }
   for (int part = 0; part < 2; ++part)
     class_cdf_.insert(class_cdf_.end(), cal.cdf(part, 0), cal.cdf(part, 0) + kTransformClasses * (kTransformAlphabet + 1));
@@ -41,6 +46,7 @@ PackedTransformModel::PackedTransformModel(const TransformCalibration& cal, cons
   view_.group_start = groups_.symbol_start.data();
   view_.mean = mean_.data();
   view_.basis = basis_.data();
+  view_.synthesis = synthesis_.empty() ? basis_.data() : synthesis_.data();
   view_.basis_start = basis_start_.data();
   view_.basis_floats = basis_.size();
 }

@@ -29,7 +29,7 @@ class PackedTransformModel {
   std::vector<uint16_t> class_cdf_;
   std::vector<uint64_t> symbol_start_, basis_start_;
   TransformGroups groups_;
-  std::vector<float> mean_, basis_;
+  std::vector<float> mean_, basis_, synthesis_;  // synthesis_: empty when every row's basis is its own
   GpuTransformModel view_;
 };
 

@@ -8,6 +8,8 @@
 #include <numbers>
 #include <span>
 #include <stdexcept>
+#include <tuple>
+#include <utility>
 
 #include "codec/entropy/cdf.h"
 #include "codec/format/bitstream.h"
@@ -21,7 +23,9 @@ namespace kvstream::codec {
 namespace {
 
 constexpr uint8_t kMagic[4] = {'K', 'V', 'C', 'L'};
-constexpr uint16_t kVersion = 1;
+// Version 1: every basis orthonormal; version 2 (written only when a row has one): a synthesis basis
+// per row, flagged.
+constexpr uint16_t kOrthonormalVersion = 1, kSynthesisVersion = 2;
 constexpr int kMaxCalibrationChannels = 8192;
 constexpr size_t kMaxPooledSamples = size_t(1) << 20;  // about this many per part, for the class tables
 
@@ -59,17 +63,18 @@ void check_levels(const std::vector<double>& levels, const std::function<void(co
   }
 }
 
-// How far a row's basis W (C x C, component-major) is from orthonormal, as a decoder feels it: the
-// largest of |W^T W v - v| / |v| over kBasisProbes Gaussian probes v, each an estimate of the RMS
-// singular value of W^T W - I (its Frobenius norm over sqrt(C)), i.e. the relative error a random
-// vector picks up when projected and reconstructed. O(C^2) per probe, where the Gram matrix would
-// cost O(C^3). The probes are drawn from the file's own bytes, so the verdict is deterministic. An
-// orthonormal basis stored as floats measures about 1e-7 sqrt(C); a basis of identical unit rows
-// about sqrt(C).
+// How far a row's synthesis S is from inverting its analysis W (both C x C, component-major; S = W
+// for an orthonormal basis), as a decoder feels it: the largest of |S^T W v - v| / |v| over
+// kBasisProbes Gaussian probes v, each an estimate of the RMS singular value of S^T W - I (its
+// Frobenius norm over sqrt(C)), i.e. the relative error a random vector picks up when projected and
+// reconstructed. O(C^2) per probe, where the Gram matrix would cost O(C^3). The probes are drawn
+// from the file's own bytes, so the verdict is deterministic. An orthonormal basis stored as floats
+// measures about 1e-7 sqrt(C); a basis of identical unit rows about sqrt(C).
 constexpr int kBasisProbes = 4;
 constexpr double kBasisTolerance = 1e-3;
 
-double orthonormality_error(const std::vector<float>& basis, int channels, std::span<const uint8_t> file) {
+double reconstruction_error(const std::vector<float>& basis, const std::vector<float>& synthesis, int channels,
+                            std::span<const uint8_t> file) {
   uint64_t state = file_fingerprint(file);
   const auto uniform = [&state] {  // splitmix64, to (0, 1)
     uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
@@ -88,8 +93,8 @@ double orthonormality_error(const std::vector<float>& basis, int channels, std::
       wv[i] = sum;
     }
     std::fill(back.begin(), back.end(), 0.0);
-    for (size_t i = 0; i < c; ++i)  // W^T (W v)
-      for (size_t k = 0; k < c; ++k) back[k] += double(basis[i * c + k]) * wv[i];
+    for (size_t i = 0; i < c; ++i)  // S^T (W v)
+      for (size_t k = 0; k < c; ++k) back[k] += double(synthesis[i * c + k]) * wv[i];
     double diff = 0, norm = 0;
     for (size_t k = 0; k < c; ++k) {
       diff += (back[k] - v[k]) * (back[k] - v[k]);
@@ -117,6 +122,22 @@ RowMajor gather_row(const std::vector<KvChunkView>& contexts, int r, int sinks, 
     }
   }
   return x;
+}
+
+// P = M'^(1/2) and P^(-1) of a key metric (Options::key_metrics): M' = (M / m + floor I) / (1 + floor),
+// m = trace(M) / C, so M' has mean eigenvalue 1 and none below floor / (1 + floor): the synthesis
+// stays bounded along directions the calibration's queries never read.
+std::pair<Eigen::MatrixXd, Eigen::MatrixXd> metric_roots(const std::vector<double>& metric, int channels, double floor,
+                                                         const std::function<void(const std::string&)>& fail) {
+  const Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> raw(metric.data(), channels,
+                                                                                                       channels);
+  Eigen::MatrixXd m = (raw + raw.transpose()) / 2;
+  m = (m / (m.trace() / channels) + floor * Eigen::MatrixXd::Identity(channels, channels)) / (1 + floor);
+  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eigen(m);
+  if (eigen.info() != Eigen::Success) fail("a key metric's eigen-decomposition failed");
+  const Eigen::VectorXd lambda = eigen.eigenvalues().cwiseMax(floor / (1 + floor));
+  const Eigen::MatrixXd& v = eigen.eigenvectors();
+  return {v * lambda.cwiseSqrt().asDiagonal() * v.transpose(), v * lambda.cwiseSqrt().cwiseInverse().asDiagonal() * v.transpose()};
 }
 
 }  // namespace
@@ -164,6 +185,22 @@ TransformCalibration TransformCalibration::build(const std::vector<KvChunkView>&
   if (options.sink_tokens < 0) fail("sink_tokens must be >= 0");
   if (options.model.empty()) fail("no model named (Options::model): a calibration records the model it fits");
   check_levels(options.level_distortions, fail);
+  const auto metric_size = size_t(s.channels()) * size_t(s.channels());
+  if (!options.key_metrics.empty()) {
+    if (options.key_metrics.size() != size_t(s.layers))
+      fail(std::to_string(options.key_metrics.size()) + " key metrics for " + std::to_string(s.layers) + " layers");
+    for (size_t l = 0; l < options.key_metrics.size(); ++l) {
+      const auto& m = options.key_metrics[l];
+      if (m.size() != metric_size)
+        fail("layer " + std::to_string(l) + "'s key metric has " + std::to_string(m.size()) + " entries, C^2 = " +
+             std::to_string(metric_size) + " needed");
+      double trace = 0;
+      for (int c = 0; c < s.channels(); ++c) trace += m[size_t(c) * size_t(s.channels()) + size_t(c)];
+      if (!std::all_of(m.begin(), m.end(), [](double v) { return std::isfinite(v); }) || !(trace > 0))
+        fail("layer " + std::to_string(l) + "'s key metric is not finite with a positive trace");
+    }
+    if (!(options.key_metric_floor > 0 && options.key_metric_floor <= 1)) fail("key_metric_floor must be in (0, 1]");
+  }
 
   TransformCalibration cal;
   cal.model_ = options.model;
@@ -184,18 +221,27 @@ TransformCalibration TransformCalibration::build(const std::vector<KvChunkView>&
     const Eigen::RowVectorXd mean = xd.colwise().mean();
     const Eigen::MatrixXd centred = xd.rowwise() - mean;
     const Eigen::MatrixXd covariance = (centred.transpose() * centred) / double(x.rows());
-    const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eigen(covariance);
+    const bool weighed = r < s.layers && !options.key_metrics.empty();
+    Eigen::MatrixXd whiten, unwhiten;  // P and P^(-1) where the row is fitted in z = P (x - mean)
+    if (weighed) std::tie(whiten, unwhiten) = metric_roots(options.key_metrics[size_t(r)], channels, options.key_metric_floor, fail);
+    const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eigen(weighed ? Eigen::MatrixXd(whiten * covariance * whiten)
+                                                                       : covariance);
     if (eigen.info() != Eigen::Success) fail("row " + std::to_string(r) + ": the eigen-decomposition failed");
     Row row;
     row.mean.resize(size_t(channels));
     row.variance.resize(size_t(channels));
     row.basis.resize(size_t(channels) * size_t(channels));
+    if (weighed) row.synthesis.resize(row.basis.size());
     for (int c = 0; c < channels; ++c) row.mean[size_t(c)] = static_cast<float>(mean(c));
     for (int i = 0; i < channels; ++i) {  // eigenvalues ascend: component i is eigenvector C - 1 - i
       const int e = channels - 1 - i;
       row.variance[size_t(i)] = static_cast<float>(std::max(0.0, eigen.eigenvalues()(e)));
-      for (int c = 0; c < channels; ++c)
-        row.basis[size_t(i) * size_t(channels) + size_t(c)] = static_cast<float>(eigen.eigenvectors()(c, e));
+      const auto u = eigen.eigenvectors().col(e);
+      const Eigen::VectorXd analysis = weighed ? Eigen::VectorXd(whiten * u) : Eigen::VectorXd(u);
+      for (int c = 0; c < channels; ++c) row.basis[size_t(i) * size_t(channels) + size_t(c)] = static_cast<float>(analysis(c));
+      if (!weighed) continue;
+      const Eigen::VectorXd synthesis = unwhiten * u;
+      for (int c = 0; c < channels; ++c) row.synthesis[size_t(i) * size_t(channels) + size_t(c)] = static_cast<float>(synthesis(c));
     }
     // Pool the normalised coefficients of the components with any variance for the class tables.
     const Eigen::Map<const RowMajor> basis(row.basis.data(), channels, channels);
@@ -253,8 +299,9 @@ void TransformCalibration::finish() {
 std::vector<uint8_t> TransformCalibration::serialize() const {
   std::vector<uint8_t> out;
   ByteWriter w(out);
+  const bool synthesis = std::any_of(rows_.begin(), rows_.end(), [](const Row& row) { return !row.synthesis.empty(); });
   w.bytes(kMagic);
-  w.put<uint16_t>(kVersion);
+  w.put<uint16_t>(synthesis ? kSynthesisVersion : kOrthonormalVersion);
   w.put<uint16_t>(static_cast<uint16_t>(model_.size()));
   w.bytes(std::span(reinterpret_cast<const uint8_t*>(model_.data()), model_.size()));
   w.put<uint16_t>(static_cast<uint16_t>(layers_));
@@ -269,6 +316,9 @@ std::vector<uint8_t> TransformCalibration::serialize() const {
     put_f64(w, row.weight);
     for (const auto* values : {&row.mean, &row.variance, &row.basis})
       for (float v : *values) put_f32(w, v);
+    if (!synthesis) continue;
+    w.put<uint8_t>(row.synthesis.empty() ? 0 : 1);
+    for (float v : row.synthesis) put_f32(w, v);
   }
   w.u16_array(cdf_);
   w.put<uint32_t>(crc32c(out));
@@ -283,8 +333,10 @@ TransformCalibration TransformCalibration::parse(std::span<const uint8_t> bytes,
     if (load_u32(bytes.data() + body.size()) != crc32c(body)) fail("CRC32C mismatch (the file is corrupt or cut)");
     ByteReader r(body, "calibration");
     r.take(4);
-    if (const auto v = r.get<uint16_t>(); v != kVersion)
-      fail("version " + std::to_string(v) + ", this build reads version " + std::to_string(kVersion));
+    const auto version = r.get<uint16_t>();
+    if (version != kOrthonormalVersion && version != kSynthesisVersion)
+      fail("version " + std::to_string(version) + ", this build reads versions " + std::to_string(kOrthonormalVersion) +
+           " and " + std::to_string(kSynthesisVersion));
     TransformCalibration cal;
     const auto name = r.take(r.get<uint16_t>());
     cal.model_.assign(name.begin(), name.end());
@@ -309,31 +361,41 @@ TransformCalibration TransformCalibration::parse(std::span<const uint8_t> bytes,
     cal.level_distortions_.resize(r.get<uint8_t>());
     for (auto& d : cal.level_distortions_) d = get_f64(r);
     check_levels(cal.level_distortions_, fail);
-    // Each row is a weight and (2 + C) * C floats; the reader refuses a file too short before reading.
+    // Each row is a weight and (2 + C) * C floats, in version 2 then a flag and, when it is 1, C * C
+    // floats of synthesis; the reader refuses a file too short before reading.
     for (int row = 0; row < 2 * cal.layers_; ++row) {
       Row out;
       out.weight = get_f64(r);
       if (!(out.weight >= kMinRowWeight && out.weight <= kMaxRowWeight))
         fail("row " + std::to_string(row) + ": weight not in [1/64, 64]");
-      for (auto* values : {&out.mean, &out.variance, &out.basis}) {
-        const size_t n = values == &out.basis ? size_t(channels) * size_t(channels) : size_t(channels);
+      const auto read_floats = [&](std::vector<float>& values, size_t n) {
         const auto raw = r.take(4 * n);
-        values->resize(n);
-        for (size_t i = 0; i < n; ++i) (*values)[i] = std::bit_cast<float>(load_u32(raw.data() + 4 * i));
-        for (float v : *values)
+        values.resize(n);
+        for (size_t i = 0; i < n; ++i) values[i] = std::bit_cast<float>(load_u32(raw.data() + 4 * i));
+        for (float v : values)
           if (!std::isfinite(v)) fail("row " + std::to_string(row) + ": a value is not finite");
+      };
+      read_floats(out.mean, size_t(channels));
+      read_floats(out.variance, size_t(channels));
+      read_floats(out.basis, size_t(channels) * size_t(channels));
+      if (version == kSynthesisVersion) {
+        const auto flag = r.get<uint8_t>();
+        if (flag > 1) fail("row " + std::to_string(row) + ": synthesis flag " + std::to_string(flag) + ", 0 or 1 expected");
+        if (flag == 1) read_floats(out.synthesis, size_t(channels) * size_t(channels));
       }
       for (int i = 0; i < channels; ++i) {
         if (out.variance[size_t(i)] < 0 || (i > 0 && out.variance[size_t(i)] > out.variance[size_t(i - 1)]))
           fail("row " + std::to_string(row) + ": component variances must be >= 0 and descending");
+        if (!out.synthesis.empty()) continue;
         double norm = 0;
         for (int c = 0; c < channels; ++c) norm += double(out.basis[size_t(i) * channels + c]) * out.basis[size_t(i) * channels + c];
         if (std::abs(norm - 1.0) > 1e-3)
           fail("row " + std::to_string(row) + ": component " + std::to_string(i) + " is not of unit length");
       }
-      if (const double error = orthonormality_error(out.basis, channels, body); error > kBasisTolerance)
-        fail("row " + std::to_string(row) + ": the basis is not orthonormal (|W^T W v - v| / |v| = " + std::to_string(error) +
-             " for a random v, more than " + std::to_string(kBasisTolerance) + ")");
+      if (const double error = reconstruction_error(out.basis, out.synthesis_basis(), channels, body); error > kBasisTolerance)
+        fail("row " + std::to_string(row) + (out.synthesis.empty() ? ": the basis is not orthonormal (|W^T W v - v| / |v| = "
+                                                                   : ": the synthesis does not invert the basis (|S^T W v - v| / |v| = ") +
+             std::to_string(error) + " for a random v, more than " + std::to_string(kBasisTolerance) + ")");
       cal.rows_.push_back(std::move(out));
     }
     const size_t entries = size_t(2) * kTransformClasses * (kTransformAlphabet + 1);

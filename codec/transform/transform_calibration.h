@@ -42,12 +42,17 @@ class TransformCalibration {
  public:
   struct Row {
     std::vector<float> mean;      // [C]
-    std::vector<float> basis;     // [C][C], component-major
+    std::vector<float> basis;     // [C][C], component-major: the analysis, y_i = basis_i . (x - mean)
+    // The synthesis, x = mean + sum_i y_i synthesis_i, [C][C]; empty where the basis is orthonormal
+    // and is its own synthesis (synthesis_basis()). Keys weighed by the queries have one (below).
+    std::vector<float> synthesis;
     std::vector<float> variance;  // [C], descending
     double mean_variance = 0;     // sum(variance) / C, in the order the file stores them
     // How much of the ladder's distortion this row takes (1 = its share relative to its variance):
     // rows the model is less sensitive to take more (set_row_weights; eval/kv_sensitivity.h).
     double weight = 1.0;
+
+    const std::vector<float>& synthesis_basis() const { return synthesis.empty() ? basis : synthesis; }
   };
 
   struct Options {
@@ -55,16 +60,26 @@ class TransformCalibration {
     RopeSpec rope;                        // how the model turned its keys
     int sink_tokens = 4;                  // positions kept in fp16 by the codec
     std::vector<double> level_distortions = {0.5, 0.3, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001, 3e-4, 1e-4};
+    // Keys weighed by the queries: per layer a C x C metric M (row-major, symmetric, positive
+    // semidefinite; eval/key_sensitivity.h), or empty for the plain PCA of the keys. With one, K row
+    // r is fitted in the coordinates z = P (x - mean), P = M'^(1/2), M' = M scaled to mean eigenvalue
+    // 1 plus key_metric_floor times the identity, then scaled back to mean eigenvalue 1: the basis is
+    // the analysis U^T P and the synthesis U^T P^(-1), U the principal components of z, so that equal
+    // error on every component is the least e^T M e for its bytes (reverse water-filling in z).
+    std::vector<std::vector<double>> key_metrics;
+    double key_metric_floor = 0.01;
   };
 
   // Fits every row on the tokens of `contexts` (each a whole context, its first token at position
   // 0). Throws std::invalid_argument for contexts of different shapes, an odd head_dim with RoPE,
-  // too few tokens (fewer than C + 1 beyond the sinks), or a bad level list.
+  // too few tokens (fewer than C + 1 beyond the sinks), a bad level list, or key metrics of another
+  // count or size than L x C^2, not finite, or with no positive trace, or a floor outside (0, 1].
   static TransformCalibration build(const std::vector<KvChunkView>& contexts, const Options& options);
   // load and parse check everything a decoder and encoder rely on, and throw std::runtime_error
   // naming the file and what is wrong: the CRC, the shape (H * D computed without overflow), a model
   // name, levels (transform_distortion.h), row weights, finite values, descending variances, a basis
-  // that is orthonormal within 1e-3 (unit rows and, by random probes, W^T W = I) and valid CDFs.
+  // that is orthonormal within 1e-3 (unit rows and, by random probes, W^T W = I), or for a row with
+  // a synthesis, synthesis^T basis = I within 1e-3 (by probes), and valid CDFs.
   static TransformCalibration load(const std::filesystem::path& path);
   void save(const std::filesystem::path& path) const;                   // atomic (temp file + rename)
   std::vector<uint8_t> serialize() const;

@@ -289,7 +289,7 @@ KvCache decode(const ParsedBitstream& parsed, const DecodeContext& context) {
     // transform_value's sums straight into the row's coded tokens (C floats apart in the canonical
     // layout; a row that keeps nothing sums zeros), then the mean.
     float* coded_tokens = kv.row_token(r, p.sinks);
-    matrix_product(y[size_t(r)].data(), coded, plan.kept(), plan.kept(), row.basis.data(), channels, channels,
+    matrix_product(y[size_t(r)].data(), coded, plan.kept(), plan.kept(), row.synthesis_basis().data(), channels, channels,
                    coded_tokens, channels);
     for (int64_t t = 0; t < coded; ++t) {
       float* out = coded_tokens + t * channels;

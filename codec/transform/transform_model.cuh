@@ -28,6 +28,7 @@ class DeviceTransformModel {
         group_start_(host.group_start, size_t(host.groups) + 1),
         mean_(host.mean, size_t(host.rows()) * size_t(host.channels())),
         basis_(host.basis, host.basis_floats),
+        synthesis_(host.synthesis, host.synthesis == host.basis ? 0 : host.basis_floats),
         basis_start_(host.basis_start, size_t(host.rows())),
         view_(host) {
     view_.rope_cos = rope_cos_.data();
@@ -41,6 +42,7 @@ class DeviceTransformModel {
     view_.group_start = group_start_.data();
     view_.mean = mean_.data();
     view_.basis = basis_.data();
+    view_.synthesis = host.synthesis == host.basis ? basis_.data() : synthesis_.data();
     view_.basis_start = basis_start_.data();
   }
   const GpuTransformModel& view() const { return view_; }
@@ -55,7 +57,7 @@ class DeviceTransformModel {
   DeviceArray<uint64_t> symbol_start_;
   DeviceArray<int> group_row_;
   DeviceArray<uint64_t> group_start_;
-  DeviceArray<float> mean_, basis_;
+  DeviceArray<float> mean_, basis_, synthesis_;  // synthesis_: empty when it is the basis
   DeviceArray<uint64_t> basis_start_;
   GpuTransformModel view_;  // device pointers
 };

@@ -81,9 +81,9 @@ TEST(TransformStages, ProjectionsSumInTheStagesOrder) {
 class TransformStagesTest : public test_support::TempDirTest {
  protected:
   // A codec over the calibration of `pairs`, saved to a file as the spec needs.
-  std::unique_ptr<Codec> codec_for(RopePairs pairs, const std::string& options = "") {
-    const auto path = dir_ / ("stories_" + std::to_string(int(pairs)) + ".kvcal");
-    stories_calibration(pairs).save(path);
+  std::unique_ptr<Codec> codec_for(RopePairs pairs, const std::string& options = "", bool weighed_keys = false) {
+    const auto path = dir_ / ("stories_" + std::to_string(int(pairs)) + (weighed_keys ? "_weighed" : "") + ".kvcal");
+    stories_calibration(pairs, weighed_keys).save(path);
     return make_codec("transform:cal=" + path.string() + options);
   }
 };
@@ -116,6 +116,24 @@ TEST_F(TransformStagesTest, AShuffledLaunchDecodesAsTheCpuDecoder) {
         EXPECT_EQ(compare(*codec, context.chunk(t0, t1), level, t0, rng).worst, 0.0);
       }
   }
+}
+
+// Keys weighed by the queries: the analysis encodes, its synthesis decodes (Row::synthesis), on the
+// GPU's stages as on the CPU.
+TEST_F(TransformStagesTest, WeighedKeysLaunchAsTheCpuCodec) {
+  std::mt19937 rng(15);
+  const auto& context = test_support::kv_fixture().contexts[3];
+  const auto codec = codec_for(RopePairs::kInterleaved, "", /*weighed_keys=*/true);
+  const TransformCalibration& cal = *codec->decode_context().transform_calibrations.at(0);
+  ASSERT_FALSE(cal.row(0).synthesis.empty());
+  for (const int level : {1, 6, 12})
+    for (const auto& [t0, t1] : chunk_ranges(context.shape().tokens, 200)) {
+      SCOPED_TRACE("level " + std::to_string(level) + " t0 " + std::to_string(t0));
+      EXPECT_EQ(compare(*codec, context.chunk(t0, t1), level, t0, rng).worst, 0.0);
+      const double d = cal.level_distortions()[size_t(level - 1)];
+      EXPECT_EQ(test_support_transform::launch_transform_encode_stages(cal, d, 0, context.chunk(t0, t1), t0, rng),
+                codec->encode(context.chunk(t0, t1), level, t0));
+    }
 }
 
 TEST_F(TransformStagesTest, EscapedCoefficientsDecodeAsTheCpuDecoder) {

@@ -7,6 +7,7 @@
 // and a version-2 bitstream made from a version-3 one.
 #pragma once
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <random>
 #include <span>
@@ -27,13 +28,40 @@
 
 namespace kvstream::codec::test_support_transform {
 
-inline TransformCalibration stories_calibration(RopePairs pairs) {
+// Key metrics (TransformCalibration::Options::key_metrics) of the fixture's shape, as a model's
+// queries give them: per layer and head A A^T for a Gaussian A, its rows scaled by 4^(-i / D) so
+// that some directions matter much more than others; zero between heads.
+inline std::vector<std::vector<double>> random_key_metrics(int layers, int kv_heads, int head_dim, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> normal;
+  const int channels = kv_heads * head_dim;
+  std::vector<std::vector<double>> metrics(size_t(layers), std::vector<double>(size_t(channels) * size_t(channels), 0.0));
+  for (auto& m : metrics)
+    for (int h = 0; h < kv_heads; ++h) {
+      std::vector<double> a(size_t(head_dim) * size_t(head_dim));
+      for (int i = 0; i < head_dim; ++i)
+        for (int j = 0; j < head_dim; ++j) a[size_t(i * head_dim + j)] = normal(rng) * std::pow(4.0, -double(i) / head_dim);
+      for (int i = 0; i < head_dim; ++i)
+        for (int j = 0; j < head_dim; ++j) {
+          double sum = 0;
+          for (int k = 0; k < head_dim; ++k) sum += a[size_t(i * head_dim + k)] * a[size_t(j * head_dim + k)];
+          m[size_t(h * head_dim + i) * size_t(channels) + size_t(h * head_dim + j)] = sum;
+        }
+    }
+  return metrics;
+}
+
+// The calibration of fixture contexts 0..2 (3 held out); with `weighed_keys`, keys weighed by
+// random_key_metrics.
+inline TransformCalibration stories_calibration(RopePairs pairs, bool weighed_keys = false) {
   const auto& kv = test_support::kv_fixture();
   std::vector<KvChunkView> views;
   for (size_t i = 0; i < 3; ++i) views.push_back(kv.contexts[i].all());
   TransformCalibration::Options options;
   options.model = "stories260K";
   options.rope = RopeSpec{pairs, 10000.0};
+  const KvShape s = views.front().shape();
+  if (weighed_keys) options.key_metrics = random_key_metrics(s.layers, s.kv_heads, s.head_dim, 5);
   return TransformCalibration::build(views, options);
 }
 
@@ -127,7 +155,7 @@ inline LaunchedDecode launch_transform_stages(std::span<const uint8_t> bitstream
     const TransformRowPlan& plan = p.rows[size_t(r)];
     kv.row_token(r, t)[c] = t < p.sinks ? common::half_to_float(load_u16(p.sink.data() + 2 * ((uint64_t(r) * p.sinks + t) * channels + c)))
                                         : transform_value(y.data() + start[size_t(r)] + uint64_t(t - p.sinks) * plan.kept(),
-                                                          plan.kept(), cal.row(r).basis.data(), channels, c,
+                                                          plan.kept(), cal.row(r).synthesis_basis().data(), channels, c,
                                                           cal.row(r).mean[size_t(c)]);
   }
   launch_rope_pairs(cal, s, p.t0, p.sinks, /*undo=*/false, [&kv](int layer, int64_t t) { return kv.row_token(layer, t); },
