@@ -21,6 +21,8 @@ struct Options {
   eval::TextWindows windows;
   int sink_tokens = 4;
   int sensitivity_windows = eval::kTransformSensitivityWindows;
+  int key_windows = eval::kTransformKeyWindows;
+  double key_floor = codec::TransformCalibration::Options{}.key_metric_floor;
   bool keep_rope = false;
 };
 
@@ -66,13 +68,18 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
     ("levels", po::value(&o.levels), "the ladder: relative distortions d, largest (lowest quality) first, comma-separated")
     ("sensitivity-windows", po::value(&o.sensitivity_windows)->default_value(eval::kTransformSensitivityWindows),
      "windows on which each row's effect on KL is measured to weigh its distortion (0: equal weights)")
+    ("key-windows", po::value(&o.key_windows)->default_value(eval::kTransformKeyWindows),
+     "windows whose queries weigh the keys' basis (0: the plain PCA of the keys)")
+    ("key-floor", po::value(&o.key_floor)->default_value(o.key_floor),
+     "weight, relative to the mean, added to every key direction before weighing, in (0, 1]")
     ("keep-rope", po::bool_switch(&o.keep_rope), "fit the keys as stored, RoPE applied (for comparison)")
     ("out", po::value(&o.out_path)->required(), "output calibration (.kvcal, written atomically)");
   po::variables_map vm;
   if (!parse_or_help(args,
                      "usage: kvstream calibrate [--model M] [--text FILE] [--windows N] [--levels D1,D2,...] --out M.kvcal\n\n"
                      "Fits the transform codec to a model: prefills text windows, and per layer, K and V, fits a PCA\n"
-                     "basis (keys with RoPE undone), the component variances and the offline rANS tables. Encode with\n"
+                     "basis (keys with RoPE undone, and weighed by what the queries of --key-windows windows read of\n"
+                     "them), the component variances and the offline rANS tables. Encode with\n"
                      "--codec transform:cal=M.kvcal (its levels are the ladder of --levels; transform:cal=M.kvcal,d=D\n"
                      "for one distortion), decode with --calibration M.kvcal. Default text: WikiText-2 validation\n"
                      "(16 windows of 1024 tokens) for SmolLM2 and other models, the second half of TinyStories'\n"
@@ -81,6 +88,9 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
                      options, vm))
     return std::nullopt;
   if (!o.levels.empty()) parse_levels(o.levels);  // checked before the model runs
+  if (o.key_windows < 0) throw po::error("--key-windows: " + std::to_string(o.key_windows) + " is negative");
+  if (!(o.key_floor > 0 && o.key_floor <= 1))
+    throw po::error("--key-floor: " + codec::distortion_text(o.key_floor) + " is outside (0, 1]");
   const auto defaults = eval::calibration_windows(o.model_name);
   if (!vm.count("text")) w.text_path = defaults.text_path;
   if (!vm.count("first-char")) w.first_char = defaults.first_char;
@@ -95,8 +105,9 @@ int run(const Options& o) {
   codec::TransformCalibration::Options options;
   if (!o.levels.empty()) options.level_distortions = parse_levels(o.levels);
   options.sink_tokens = o.sink_tokens;
+  options.key_metric_floor = o.key_floor;
   const auto model = models::load_model(o.model_name, o.tokenizer);
-  const auto cal = eval::fit_transform(model, o.windows, options, o.sensitivity_windows, o.keep_rope);
+  const auto cal = eval::fit_transform(model, o.windows, options, o.sensitivity_windows, o.key_windows, o.keep_rope);
   cal.save(o.out_path);
   std::cout << o.out_path << ": calibration " << common::hex64(cal.id()) << " of " << o.model_name << ", "
             << o.windows.contexts << " window(s) of " << o.windows.context_tokens << " tokens from " << o.windows.text_path

@@ -5,6 +5,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "codec/transform/rope.h"
 #include "eval/kv_bridge.h"
 #include "eval/metrics.h"
 
@@ -75,13 +76,33 @@ std::vector<double> transform_row_weights(const models::LlamaModel& model, const
                                           const codec::TransformCalibration& cal) {
   constexpr double kNoise = 0.01;
   constexpr int kFedTokens = 32;
-  const int rows = 2 * cal.layers();
-  std::vector<double> variance(static_cast<size_t>(rows));
-  for (int r = 0; r < rows; ++r) variance[size_t(r)] = kNoise * cal.row(r).mean_variance;
+  const int rows = 2 * cal.layers(), channels = cal.channels();
   const auto n = static_cast<std::ptrdiff_t>(std::min(windows.kv.size(), size_t(std::max(count, 1))));
   const std::vector<codec::KvCache> kv(windows.kv.begin(), windows.kv.begin() + n);
   const std::vector<std::vector<int32_t>> tokens(windows.tokens.begin(), windows.tokens.begin() + n);
-  const auto kl = row_noise_kl(model, kv, tokens, variance, kFedTokens, cal.sink_tokens(), 1);
+  // The noise has the shape of the row's coding error: the same variance on every component, through
+  // the row's synthesis and, for keys, RoPE at the token's position (the windows start at position 0).
+  // An orthonormal basis turns that into white noise of the same variance, drawn as such.
+  std::mt19937 rng(1);
+  std::vector<float> coefficients(static_cast<size_t>(channels)), error(static_cast<size_t>(channels));
+  const auto kl = row_perturbation_kl(model, kv, tokens, kFedTokens, cal.sink_tokens(), [&](int r, size_t, codec::KvCache& x) {
+    const auto& row = cal.row(r);
+    std::normal_distribution<float> noise(0.0f, static_cast<float>(std::sqrt(kNoise * row.mean_variance)));
+    const codec::RopeAngles angles(r < cal.layers() ? cal.rope() : codec::RopeSpec{}, cal.head_dim(), 0, x.shape().tokens);
+    for (int64_t t = cal.sink_tokens(); t < x.shape().tokens; ++t) {
+      float* values = x.row_token(r, t);
+      if (row.synthesis.empty()) {
+        for (int c = 0; c < channels; ++c) values[c] += noise(rng);
+        continue;
+      }
+      for (auto& y : coefficients) y = noise(rng);
+      std::fill(error.begin(), error.end(), 0.0f);
+      for (int i = 0; i < channels; ++i)
+        for (int c = 0; c < channels; ++c) error[size_t(c)] += coefficients[size_t(i)] * row.synthesis[size_t(i) * channels + c];
+      angles.rotate(error.data(), cal.kv_heads(), t, /*undo=*/false);
+      for (int c = 0; c < channels; ++c) values[c] += error[size_t(c)];
+    }
+  });
   double log_sum = 0;
   for (double k : kl) log_sum += std::log(std::max(k, 1e-12));
   const double geometric_mean = std::exp(log_sum / rows);

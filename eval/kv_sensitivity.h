@@ -36,9 +36,11 @@ std::vector<double> row_decode_error_kl(const models::LlamaModel& model, const s
                                         const std::vector<std::vector<int32_t>>& tokens, int fed_tokens);
 
 // The transform calibration's row weights (TransformCalibration::set_row_weights) from the first
-// `count` calibration windows: each row's KL under noise of 1 % of its mean component variance
-// (from the calibration's sink tokens on, the last 32 tokens fed), w_r = geometric mean of the KLs /
-// KL_r, clamped to the allowed range, so every row adds about the same KL at a level.
+// `count` calibration windows: each row's KL under noise of 1 % of its mean component variance on
+// every component, shaped as the codec's error is (through the row's synthesis where it has one:
+// keys weighed by the queries), from the calibration's sink tokens on, the last 32 tokens fed;
+// w_r = geometric mean of the KLs / KL_r, clamped to the allowed range, so every row adds about the
+// same KL at a level.
 std::vector<double> transform_row_weights(const models::LlamaModel& model, const WindowKv& windows, int count,
                                           const codec::TransformCalibration& cal);
 

@@ -67,7 +67,7 @@ std::string runnable_spec(const std::string& curve, const models::LoadedModel& m
         "names no calibration: give cal=M.kvcal (kvstream calibrate) or --calibration-text to fit one here");
   if (fitted.empty()) {
     fitted = scratch.file("fitted.kvcal").string();
-    fit_transform(model, *options.calibration, {}, kTransformSensitivityWindows).save(fitted);
+    fit_transform(model, *options.calibration, {}, kTransformSensitivityWindows, kTransformKeyWindows).save(fitted);
   }
   return codec::with_calibration(curve, fitted);
 }

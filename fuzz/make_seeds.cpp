@@ -174,10 +174,11 @@ void trace_seeds(SeedWriter& seeds) {
   }
 }
 
-// A calibration of the fixture's shape (offline_tables.h), as it is (selector 0: its CRC repaired,
-// which leaves a valid file unchanged).
+// Calibrations of the fixture's shape (offline_tables.h), as they are (selector 0: its CRC repaired,
+// which leaves a valid file unchanged): version 1, and version 2 with keys weighed by a metric.
 void kvcal_seeds(SeedWriter& seeds) {
   seeds.write("kvcal", "synthetic.kvcal", fuzz::transform_calibration()->serialize(), 0);
+  seeds.write("kvcal", "weighed-keys.kvcal", fuzz::weighed_transform_calibration().serialize(), 0);
 }
 
 // A jobs.json as `kvstream slurm` writes it (selector 0) and #SBATCH values (selector 1): a plain one,

@@ -32,15 +32,28 @@ inline std::shared_ptr<const codec::OfflineCdfTable> offline_table() {
 }
 
 // With rotate-half RoPE (the Llama convention), so that the keys' un-rotation is decoded too.
+inline codec::TransformCalibration::Options transform_calibration_options() {
+  codec::TransformCalibration::Options options;
+  options.model = "fuzz-synthetic";
+  options.rope = codec::RopeSpec{.pairs = codec::RopePairs::kRotateHalf, .theta = 10000.0};
+  return options;
+}
+
 inline std::shared_ptr<const codec::TransformCalibration> transform_calibration() {
-  static const auto calibration = [] {
-    const codec::KvCache kv = synthetic_kv(128);
-    codec::TransformCalibration::Options options;
-    options.model = "fuzz-synthetic";
-    options.rope = codec::RopeSpec{.pairs = codec::RopePairs::kRotateHalf, .theta = 10000.0};
-    return std::make_shared<const codec::TransformCalibration>(codec::TransformCalibration::build({kv.all()}, options));
-  }();
+  static const auto calibration = std::make_shared<const codec::TransformCalibration>(
+      codec::TransformCalibration::build({synthetic_kv(128).all()}, transform_calibration_options()));
   return calibration;
+}
+
+// The same with keys weighed by a metric (a synthesis per K row: a version-2 .kvcal): per layer a
+// diagonal metric whose weights fall with the channel.
+inline codec::TransformCalibration weighed_transform_calibration() {
+  auto options = transform_calibration_options();
+  const int channels = 32;
+  options.key_metrics.assign(5, std::vector<double>(size_t(channels) * channels, 0.0));
+  for (auto& metric : options.key_metrics)
+    for (int c = 0; c < channels; ++c) metric[size_t(c) * channels + c] = 1.0 / (1 + c % 8);
+  return codec::TransformCalibration::build({synthetic_kv(128).all()}, options);
 }
 
 }  // namespace kvstream::fuzz

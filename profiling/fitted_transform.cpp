@@ -16,7 +16,7 @@ namespace kvstream::profiling {
 namespace {
 
 // Bumped whenever fit_transform fits differently, so calibrations fitted before are not reused.
-constexpr int kFitVersion = 1;
+constexpr int kFitVersion = 2;  // 2: keys weighed by the queries (eval::kTransformKeyWindows)
 
 // The calibration of `model` for experiment configs: from the cache, else fitted and stored there.
 std::string fitted_calibration(const models::LoadedModel& model, const TransformFit& fit,
@@ -26,6 +26,7 @@ std::string fitted_calibration(const models::LoadedModel& model, const Transform
   windows.contexts = fit.windows.value_or(windows.contexts);
   const int sensitivity_windows =
       fit.sensitivity_windows.value_or(std::min(eval::kTransformSensitivityWindows, windows.contexts));
+  const int key_windows = std::min(eval::kTransformKeyWindows, windows.contexts);
   const codec::TransformCalibration::Options options;  // `kvstream calibrate`'s defaults
   const nlohmann::json inputs = {
       {"fit_version", kFitVersion},
@@ -34,6 +35,8 @@ std::string fitted_calibration(const models::LoadedModel& model, const Transform
        {{"text", windows.text_path}, {"contexts", windows.contexts}, {"context_tokens", windows.context_tokens},
         {"window_chars", windows.window_chars}, {"stride_chars", windows.stride_chars}, {"first_char", windows.first_char}}},
       {"sensitivity_windows", sensitivity_windows},
+      {"key_windows", key_windows},
+      {"key_metric_floor", options.key_metric_floor},
       {"sink_tokens", options.sink_tokens},
       {"level_distortions", options.level_distortions}};
   const std::filesystem::path path = cache_dir / "calibrations" / (common::content_hash(inputs.dump()) + ".kvcal");
@@ -63,13 +66,13 @@ std::string fitted_calibration(const models::LoadedModel& model, const Transform
   }
   const auto start = std::chrono::steady_clock::now();
   std::filesystem::create_directories(path.parent_path());
-  const auto cal = eval::fit_transform(model, windows, options, sensitivity_windows);
+  const auto cal = eval::fit_transform(model, windows, options, sensitivity_windows, key_windows);
   cal.save(path);  // atomic, and the record after it: a calibration without its record is fitted again
   const nlohmann::json stored = {{"inputs", inputs}, {"calibration_id", common::hex64(cal.id())}};
   common::write_file_atomically(record, [&](std::ostream& out) { out << stored.dump(2) << "\n"; });
   log("transform codec for " + model.name + ": fitted on " + std::to_string(windows.contexts) + " windows of " +
       std::to_string(windows.context_tokens) + " tokens of " + windows.text_path + " (sensitivity on " +
-      std::to_string(sensitivity_windows) + ") in " +
+      std::to_string(sensitivity_windows) + ", keys weighed by the queries of " + std::to_string(key_windows) + ") in " +
       std::to_string(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()) + " s (" +
       path.string() + ", id " + common::hex64(cal.id()) + ")");
   return path.string();

@@ -67,7 +67,7 @@ class TransformCalibration {
     // the analysis U^T P and the synthesis U^T P^(-1), U the principal components of z, so that equal
     // error on every component is the least e^T M e for its bytes (reverse water-filling in z).
     std::vector<std::vector<double>> key_metrics;
-    double key_metric_floor = 0.01;
+    double key_metric_floor = 0.1;
   };
 
   // Fits every row on the tokens of `contexts` (each a whole context, its first token at position

@@ -21,6 +21,7 @@
 #include "codec/format/kv_dump.h"
 #include "codec/ladder.h"
 #include "codec/vector_quantizer.h"
+#include "common/file_text.h"
 #include "common/half.h"
 #include "tests/cli/cli_test.h"
 
@@ -140,6 +141,11 @@ TEST_F(Cli, TransformCodecCalibratedOnTextRoundTripsWithItsCalibration) {
   const Result cal = ok("calibrate --model stories260K --windows 4 --levels 0.05,0.005 --out S.kvcal");
   EXPECT_NE(cal.out.find("S.kvcal: calibration "), std::string::npos) << cal.out;
   EXPECT_NE(cal.out.find("level 2: d = 0.005"), std::string::npos) << cal.out;
+  // Keys weighed by the queries by default: a synthesis per K row, so .kvcal version 2; without, version 1.
+  ok("calibrate --model stories260K --windows 4 --levels 0.05,0.005 --key-windows 0 --out P.kvcal");
+  const auto version = [&](const char* file) { return common::read_file_if_open(dir_ / file)->substr(4, 2); };
+  EXPECT_EQ(version("S.kvcal"), std::string("\x02\x00", 2));
+  EXPECT_EQ(version("P.kvcal"), std::string("\x01\x00", 2));
   ok(std::string("encode --kv ") + kKvFixture + " --codec transform:cal=S.kvcal --level 2 --context 3 --chunk-tokens 200 --out X.kvs");
   ok(std::string("encode --kv ") + kKvFixture + " --codec quant:bits=8 --context 3 --out Q.kvs");
   EXPECT_LT(2 * fs::file_size(dir_ / "X.kvs"), fs::file_size(dir_ / "Q.kvs"));  // well under 8-bit's size
@@ -158,6 +164,10 @@ TEST_F(Cli, TransformCodecCalibratedOnTextRoundTripsWithItsCalibration) {
   test_support::expect_failure(run("calibrate --model stories260K --levels 0.05,1e-9 --out T.kvcal"), 2,
                                "--levels: level 2: relative distortion 1e-09 is outside [1e-08, 1]");
   test_support::expect_failure(run("calibrate --model stories260K --levels 0.005,0.05 --out T.kvcal"), 2, "must decrease");
+  test_support::expect_failure(run("calibrate --model stories260K --key-floor 0 --out T.kvcal"), 2,
+                               "--key-floor: 0 is outside (0, 1]");
+  test_support::expect_failure(run("calibrate --model stories260K --key-windows -1 --out T.kvcal"), 2,
+                               "--key-windows: -1 is negative");
   EXPECT_FALSE(fs::exists(dir_ / "T.kvcal"));
 
   const Result missing = run("decode X.kvs --out Y.safetensors");

@@ -636,7 +636,7 @@ TEST_F(RunCli, ATransformSpecIsFittedToTheModelOnceAndCached) {
   const auto light = run_config(write_config(config), "--no-figures");
   ASSERT_EQ(light.rc, 0) << light.err;
   EXPECT_NE(light.err.find("transform codec for stories260K: fitted on 4 windows of 384 tokens of "
-                           "text/tinystories/tinystories_val.txt (sensitivity on 1)"),
+                           "text/tinystories/tinystories_val.txt (sensitivity on 1, keys weighed by the queries of 4)"),
             std::string::npos)
       << light.err;
   calibrations = 0;

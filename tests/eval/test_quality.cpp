@@ -13,6 +13,7 @@
 #include "eval/kv_sensitivity.h"
 #include "eval/text_quality.h"
 #include "eval/text_windows.h"
+#include "eval/transform_fit.h"
 #include "tests/test_support.h"
 
 namespace kvstream::eval {
@@ -71,30 +72,32 @@ TEST(QualityRegression, SmolLM2StaysWithinTheGoldenLimits) {
   check_against_golden("smollm2");
 }
 
-// The transform codec, calibrated here as `kvstream calibrate` does it (on the second half of
-// TinyStories' validation file, never the windows scored), at the golden's levels.
-class TransformQuality : public test_support::TempDirTest {};
+// The transform codec, calibrated here as `kvstream calibrate` does it (eval::fit_transform, on the
+// second half of TinyStories' validation file, never the windows scored), at the golden's levels:
+// with keys weighed by the queries (the default) and without (`--key-windows 0`).
+class TransformQuality : public test_support::TempDirTest {
+ protected:
+  void check(const std::string& golden_file) {
+    const auto g = test_support::golden_json(golden_file);
+    const auto& c = g["calibration"];
+    const auto model = models::load_model("stories260K");
+    codec::TransformCalibration::Options cal_options;
+    cal_options.level_distortions = c["levels"].get<std::vector<double>>();
+    const auto cal = fit_transform(model,
+                                   {c["text"].get<std::string>(), c["contexts"].get<int>(), c["context_tokens"].get<int>(),
+                                    c["window_chars"].get<int>(), c["stride_chars"].get<int>(), c["first_char"].get<int64_t>()},
+                                   cal_options, c["sensitivity_windows"].get<int>(), c["key_windows"].get<int>());
+    const auto path = (dir_ / "stories.kvcal").string();
+    cal.save(path);
+    QualityOptions options = golden_options(g["options"]);
+    options.codecs = {"transform:cal=" + path};
+    check_rows(g, run_quality(model, options), "stories260K", path);
+  }
+};
 
-TEST_F(TransformQuality, Stories260KStaysWithinTheGoldenLimits) {
-  const auto g = test_support::golden_json("quality_transform_stories260K.json");
-  const auto& c = g["calibration"];
-  const auto model = models::load_model("stories260K");
-  const auto windows = window_kv(model, {c["text"].get<std::string>(), c["contexts"].get<int>(), c["context_tokens"].get<int>(),
-                                         c["window_chars"].get<int>(), c["stride_chars"].get<int>(),
-                                         c["first_char"].get<int64_t>()});
-  std::vector<codec::KvChunkView> views;
-  for (const auto& kv : windows.kv) views.push_back(kv.all());
-  codec::TransformCalibration::Options cal_options;
-  cal_options.model = "stories260K";
-  cal_options.rope = rope_spec(model.model->config());
-  cal_options.level_distortions = c["levels"].get<std::vector<double>>();
-  auto cal = codec::TransformCalibration::build(views, cal_options);
-  cal.set_row_weights(transform_row_weights(*model.model, windows, c["sensitivity_windows"].get<int>(), cal));
-  const auto path = (dir_ / "stories.kvcal").string();
-  cal.save(path);
-  QualityOptions options = golden_options(g["options"]);
-  options.codecs = {"transform:cal=" + path};
-  check_rows(g, run_quality(model, options), "stories260K", path);
+TEST_F(TransformQuality, Stories260KStaysWithinTheGoldenLimits) { check("quality_transform_stories260K.json"); }
+TEST_F(TransformQuality, Stories260KWithPlainKeysStaysWithinTheGoldenLimits) {
+  check("quality_transform_plain_keys_stories260K.json");
 }
 
 TEST(QualityRegression, BadInputIsAClearError) {

@@ -1,8 +1,9 @@
 // The transform codec on the GPU (codec/transform/gpu_transform_decode.h, codec/transform/gpu_transform_encode.h). With a
 // GPU: decoded values equal the stage launcher's (tests/codec/transform/transform_stage_launcher.h) bit for
 // bit and the CPU decoder's to float rounding, and encoded bitstreams equal the launcher's byte for
-// byte, on held-out stories260K chunks with sinks, both RoPE layouts and escapes, sub-chunk groups
-// and version-2 bitstreams; corrupt groups and sections are errors. Without one the comparisons are skipped saying why, and what a caller sees is
+// byte, on held-out stories260K chunks with sinks, both RoPE layouts and escapes, sub-chunk groups,
+// version-2 bitstreams and keys weighed by a metric (a synthesis basis); corrupt groups and sections
+// are errors. Without one the comparisons are skipped saying why, and what a caller sees is
 // checked instead: the error, and the checks that come before any kernel.
 #include <gtest/gtest.h>
 
@@ -29,9 +30,9 @@ bool have_gpu() { return cuda_device_info().device_count > 0; }
 
 class GpuTransformTest : public test_support::TempDirTest {
  protected:
-  std::unique_ptr<Codec> codec_for(RopePairs pairs, const std::string& options = "") {
-    const auto path = dir_ / ("stories_" + std::to_string(int(pairs)) + ".kvcal");
-    stories_calibration(pairs).save(path);
+  std::unique_ptr<Codec> codec_for(RopePairs pairs, const std::string& options = "", bool weighed_keys = false) {
+    const auto path = dir_ / ("stories_" + std::to_string(int(pairs)) + (weighed_keys ? "_weighed" : "") + ".kvcal");
+    stories_calibration(pairs, weighed_keys).save(path);
     return make_codec("transform:cal=" + path.string() + options);
   }
   std::vector<uint8_t> chunk_bytes(const Codec& codec, int level, int64_t t0, int64_t t1) {
@@ -150,6 +151,27 @@ TEST_F(GpuTransformTest, EncodingEqualsTheStageLauncherByteForByte) {
     ASSERT_EQ(gpu_encode_transform(cal, d, /*sub_tokens=*/0, outliers.all(), 100).bitstream,
               test_support_transform::launch_transform_encode_stages(cal, d, /*sub_tokens=*/0, outliers.all(), 100, rng));
   }
+}
+
+// Keys weighed by the queries: the GPU encodes with the analysis and decodes with the synthesis.
+TEST_F(GpuTransformTest, WeighedKeysEqualTheLauncher) {
+  if (!have_gpu()) GTEST_SKIP() << "needs a GPU (" << cuda_device_info().description << "); scripts/gpu-check.sh runs it";
+  std::mt19937 rng(25);
+  const auto& context = test_support::kv_fixture().contexts[3];
+  const auto codec = codec_for(RopePairs::kInterleaved, "", /*weighed_keys=*/true);
+  const TransformCalibration& cal = *codec->decode_context().transform_calibrations.at(0);
+  ASSERT_FALSE(cal.row(0).synthesis.empty());
+  for (int level : {1, 8, 12})
+    for (const auto& [t0, t1] : chunk_ranges(context.shape().tokens, 200)) {
+      SCOPED_TRACE("level " + std::to_string(level) + " t0 " + std::to_string(t0));
+      const double d = cal.level_distortions()[size_t(level - 1)];
+      const auto bytes = gpu_encode_transform(cal, d, /*sub_tokens=*/0, context.chunk(t0, t1), t0).bitstream;
+      ASSERT_EQ(bytes, test_support_transform::launch_transform_encode_stages(cal, d, 0, context.chunk(t0, t1), t0, rng));
+      const auto gpu = gpu_decode_transform(bytes, codec->decode_context()).kv.values();
+      const auto launched = launch_transform_stages(bytes, codec->decode_context(), rng).values;
+      ASSERT_EQ(gpu.size(), launched.size());
+      ASSERT_EQ(std::memcmp(gpu.data(), launched.data(), gpu.size() * sizeof(float)), 0);
+    }
 }
 
 // Many groups per row (sub=16: 16-token sub-chunks), and a version-2 bitstream (one group per row).
