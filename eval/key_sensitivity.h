@@ -19,11 +19,32 @@
 namespace kvstream::eval {
 
 // One metric per layer, C x C row-major (C = n_kv_heads * head_dim, channel = head * head_dim + dim),
-// zero between heads, summed over `tokens` (each window prefilled from position 0) at
-// `query_positions` query positions per window spread evenly over [sinks + 1, T). Throws
-// std::invalid_argument for no windows, query_positions < 1 or a window of no more than sinks + 1 tokens.
+// zero between heads, summed over windows (each prefilled from position 0) at `query_positions`
+// query positions per window spread evenly over [sinks + 1, T), over the `top_keys` keys s of each
+// position and query head with the most attention a_ts (all of them when there are no more). What
+// that leaves out is small where attention is concentrated: the keys left have a_ts <= a, the
+// smallest kept, and sum a_ts <= 1, so their a_ts^2 add up to at most a. The cost is query heads x
+// positions x top_keys x D^2 per layer, not x T, and no forward pass of its own: the sums grow as
+// the windows' passes report their attention (window_kv's observer, eval/text_windows.h).
+class KeyMetrics {
+ public:
+  // Throws std::invalid_argument for query_positions or top_keys < 1.
+  KeyMetrics(const models::LlamaModel& model, int sinks, int query_positions, int top_keys);
+  // What the forward pass of a window of `tokens` tokens from position 0 reports to; it adds that
+  // window. Throws std::invalid_argument for a window of no more than sinks + 1 tokens.
+  models::AttentionObserver observer(int64_t tokens);
+  // Throws std::invalid_argument when no window was observed.
+  std::vector<std::vector<double>> metrics() const;
+
+ private:
+  const models::LlamaModel& model_;
+  int sinks_, query_positions_, top_keys_, windows_ = 0;
+  std::vector<torch::Tensor> sums_;  // [L] of [kv_heads][D][D], float64 on the CPU
+};
+
+// The same over `tokens`, running their forward passes.
 std::vector<std::vector<double>> key_metrics(const models::LlamaModel& model,
                                              const std::vector<std::vector<int32_t>>& tokens, int sinks,
-                                             int query_positions);
+                                             int query_positions, int top_keys);
 
 }  // namespace kvstream::eval

@@ -14,7 +14,8 @@ TextWindows calibration_windows(const std::string& model_name) {
   return {"text/wikitext2/valid.txt", 16, 1024, 6000, 20000, 0};
 }
 
-WindowKv window_kv(const models::LoadedModel& model, const TextWindows& w) {
+WindowKv window_kv(const models::LoadedModel& model, const TextWindows& w,
+                   const std::function<models::AttentionObserver(int window)>& observe) {
   if (w.contexts < 1 || w.context_tokens < 1 || w.window_chars < 1 || w.stride_chars < 1 || w.first_char < 0)
     throw std::invalid_argument("text windows: contexts, context tokens, window and stride characters must be positive");
   const std::string text = common::read_file_text(common::resolve_input(w.text_path));
@@ -31,7 +32,7 @@ WindowKv window_kv(const models::LoadedModel& model, const TextWindows& w) {
                                   " tokens, " + std::to_string(w.context_tokens) + " needed (raise --window-chars)");
     ids.resize(static_cast<size_t>(w.context_tokens));
     models::KvState kv;
-    model.model->forward(ids, {}, &kv, /*last_logits_only=*/true);
+    model.model->forward(ids, {}, &kv, /*last_logits_only=*/true, observe ? observe(i) : models::AttentionObserver{});
     out.kv.push_back(to_kv_cache(kv, model.model->config()));
     out.tokens.push_back(std::move(ids));
   }

@@ -3,10 +3,12 @@
 // the model. What `kvstream kv-export` writes and `kvstream calibrate` fits the transform codec on.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "codec/kv_cache.h"
+#include "models/llama_model.h"
 #include "models/model_catalog.h"
 
 namespace kvstream::eval {
@@ -33,6 +35,8 @@ TextWindows calibration_windows(const std::string& model_name);
 
 // Throws std::invalid_argument naming the text and the window when the text is too short for the
 // windows or a window gives fewer tokens than needed.
-WindowKv window_kv(const models::LoadedModel& model, const TextWindows& windows);
+// `observe(i)`, if given, is what window i's forward pass reports its attention to (may be empty).
+WindowKv window_kv(const models::LoadedModel& model, const TextWindows& windows,
+                   const std::function<models::AttentionObserver(int window)>& observe = {});
 
 }  // namespace kvstream::eval

@@ -11,14 +11,13 @@ codec::TransformCalibration fit_transform(const models::LoadedModel& model, cons
                                           int key_windows, bool keep_rope) {
   options.model = model.name;  // what codecs hold a run's model against (codec::check_codec_model)
   if (!keep_rope) options.rope = rope_spec(model.model->config());
-  const auto kv = window_kv(model, windows);
+  KeyMetrics keys(*model.model, options.sink_tokens, kTransformKeyQueryPositions, kTransformKeyTopKeys);
+  const auto kv = window_kv(model, windows, [&](int i) {
+    return i < key_windows ? keys.observer(windows.context_tokens) : models::AttentionObserver{};
+  });
+  if (key_windows > 0) options.key_metrics = keys.metrics();
   std::vector<codec::KvChunkView> views;
   for (const auto& window : kv.kv) views.push_back(window.all());
-  if (key_windows > 0) {
-    const auto first = kv.tokens.begin();
-    options.key_metrics = key_metrics(*model.model, {first, first + std::min<ptrdiff_t>(key_windows, ssize(kv.tokens))},
-                                      options.sink_tokens, kTransformKeyQueryPositions);
-  }
   auto cal = codec::TransformCalibration::build(views, options);
   if (sensitivity_windows > 0) cal.set_row_weights(transform_row_weights(*model.model, kv, sensitivity_windows, cal));
   return cal;

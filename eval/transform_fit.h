@@ -11,6 +11,7 @@ namespace kvstream::eval {
 inline constexpr int kTransformSensitivityWindows = 4;  // the default of `kvstream calibrate --sensitivity-windows`
 inline constexpr int kTransformKeyWindows = 4;          // the default of `kvstream calibrate --key-windows`
 inline constexpr int kTransformKeyQueryPositions = 64;  // query positions per window of the key metric
+inline constexpr int kTransformKeyTopKeys = 128;        // keys per query position and head of the key metric
 
 // Prefills `windows`, fits every row (keys with the model's RoPE undone unless `keep_rope`; with
 // key_windows > 0, keys weighed by the queries of that many of the windows, eval/key_sensitivity.h)

@@ -53,9 +53,15 @@ void LlamaModel::to(const torch::TensorOptions& options) {
 }
 
 torch::Tensor LlamaModel::rope(const torch::Tensor& x, int64_t first_position) const {
-  const int64_t tokens = x.size(1), half = x.size(2) / 2;
-  const auto cos = rope_cos_.narrow(0, first_position, tokens);  // [T, half], broadcast over heads
-  const auto sin = rope_sin_.narrow(0, first_position, tokens);
+  return turn(x, rope_cos_.narrow(0, first_position, x.size(1)), rope_sin_.narrow(0, first_position, x.size(1)));
+}
+
+torch::Tensor LlamaModel::rope_at(const torch::Tensor& x, const torch::Tensor& positions) const {
+  return turn(x.unsqueeze(0), rope_cos_.index_select(0, positions), rope_sin_.index_select(0, positions)).squeeze(0);
+}
+
+torch::Tensor LlamaModel::turn(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) const {
+  const int64_t tokens = x.size(1), half = x.size(2) / 2;  // cos, sin: [T, half], broadcast over heads
   if (config_.rope_layout == RopeLayout::kInterleavedPairs) {
     const auto pairs = x.view({x.size(0), tokens, half, 2});
     const auto even = pairs.select(3, 0), odd = pairs.select(3, 1);

@@ -83,8 +83,12 @@ class LlamaModel {
 
   // RoPE as the model applies it: x [heads, T, head_dim] at positions first_position .. + T - 1.
   torch::Tensor rope(const torch::Tensor& x, int64_t first_position) const;
+  // The same for rows x [N, head_dim], row n at positions[n] (int64 [N], each in [0, max_seq_len)).
+  torch::Tensor rope_at(const torch::Tensor& x, const torch::Tensor& positions) const;
 
  private:
+  // x [heads, T, head_dim] turned by the angles cos, sin [T, head_dim / 2].
+  torch::Tensor turn(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) const;
   LlamaConfig config_;
   LlamaWeights weights_;
   torch::Tensor rope_cos_, rope_sin_;  // [max_seq_len, head_dim / 2]
