@@ -7,7 +7,9 @@
 // Per row r (keys with RoPE undone first, rope.h; positions below `sink_tokens` left out, the codec
 // keeps those tokens in fp16):
 //   mean      mu_r[C]
-//   basis     W_r[C][C], row i = principal component i (unit length), by variance, largest first
+//   basis     W_r[C][C], row i = principal component i (unit length), by variance, largest first;
+//             for keys weighed by the queries (Options::key_metrics) the analysis U^T P instead, with
+//             a synthesis U^T P^(-1) beside it (Row::synthesis)
 //   variance  lambda_r[C], the variance along each component on the calibration text
 // Coding a component whose coefficient y has standard deviation sigma with quantizer step Delta
 // depends only on r = sigma / Delta. The codec rounds r to a *class* c on a grid of quarter octaves,
