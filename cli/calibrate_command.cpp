@@ -70,7 +70,7 @@ std::optional<Options> parse(const std::vector<std::string>& args) {
      "windows on which each row's effect on KL is measured to weigh its distortion (0: equal weights)")
     ("key-windows", po::value(&o.key_windows)->default_value(eval::kTransformKeyWindows),
      "windows whose queries weigh the keys' basis (0: the plain PCA of the keys)")
-    ("key-floor", po::value(&o.key_floor)->default_value(o.key_floor),
+    ("key-floor", po::value(&o.key_floor)->default_value(o.key_floor, codec::distortion_text(o.key_floor)),
      "weight, relative to the mean, added to every key direction before weighing, in (0, 1]")
     ("keep-rope", po::bool_switch(&o.keep_rope), "fit the keys as stored, RoPE applied (for comparison)")
     ("out", po::value(&o.out_path)->required(), "output calibration (.kvcal, written atomically)");
