@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "codec/transform/rope.h"
+#include "codec/transform/transform_decode_stages.h"
 #include "eval/kv_bridge.h"
 #include "eval/metrics.h"
 
@@ -44,21 +45,6 @@ std::vector<double> row_perturbation_kl(const models::LlamaModel& model, const s
 
 }  // namespace
 
-std::vector<double> row_noise_kl(const models::LlamaModel& model, const std::vector<codec::KvCache>& windows,
-                                 const std::vector<std::vector<int32_t>>& tokens, const std::vector<double>& noise_variance,
-                                 int fed_tokens, int first_token, uint32_t seed) {
-  if (windows.empty() || noise_variance.size() != size_t(windows.front().shape().rows()))
-    throw std::invalid_argument("row_noise_kl: one noise variance per row");
-  std::mt19937 rng(seed);
-  return row_perturbation_kl(model, windows, tokens, fed_tokens, first_token, [&](int r, size_t, codec::KvCache& kv) {
-    std::normal_distribution<float> noise(0.0f, static_cast<float>(std::sqrt(noise_variance[size_t(r)])));
-    for (int64_t t = first_token; t < kv.shape().tokens; ++t) {
-      float* x = kv.row_token(r, t);
-      for (int c = 0; c < kv.shape().channels(); ++c) x[c] += noise(rng);
-    }
-  });
-}
-
 std::vector<double> row_decode_error_kl(const models::LlamaModel& model, const std::vector<codec::KvCache>& windows,
                                         const std::vector<codec::KvCache>& decoded,
                                         const std::vector<std::vector<int32_t>>& tokens, int fed_tokens) {
@@ -96,9 +82,8 @@ std::vector<double> transform_row_weights(const models::LlamaModel& model, const
         continue;
       }
       for (auto& y : coefficients) y = noise(rng);
-      std::fill(error.begin(), error.end(), 0.0f);
-      for (int i = 0; i < channels; ++i)
-        for (int c = 0; c < channels; ++c) error[size_t(c)] += coefficients[size_t(i)] * row.synthesis[size_t(i) * channels + c];
+      for (int c = 0; c < channels; ++c)  // the decoder's stage 4 with a mean of 0
+        error[size_t(c)] = codec::transform_value(coefficients.data(), channels, row.synthesis.data(), channels, c, 0.0f);
       angles.rotate(error.data(), cal.kv_heads(), t, /*undo=*/false);
       for (int c = 0; c < channels; ++c) values[c] += error[size_t(c)];
     }

@@ -3,10 +3,10 @@
 // (codec/transform/transform_calibration.h, Row::weight), and calibrate-ladder sets CacheGen's per-layer bins
 // from it (eval/ladder_calibration.h).
 //
-// For row r, Gaussian noise of variance noise_variance[r] per value is added to that row alone (every
-// token from `first_token` on), the last `fed_tokens` tokens of each window are fed on the noisy KV of
-// the ones before, and the KL from the clean distributions is averaged over positions and windows.
-// For small noise KL grows linearly with the noise variance, so KL_r / noise_variance[r] is the
+// For row r, error is added to that row alone (Gaussian noise shaped as the transform codec's error,
+// or a codec's real decode error), the last `fed_tokens` tokens of each window are fed on the changed
+// KV of the ones before, and the KL from the clean distributions is averaged over positions and
+// windows. For small noise KL grows linearly with the noise variance, so KL_r / noise variance is the
 // row's sensitivity; minimising bytes at a KL budget then gives each row a distortion inversely
 // proportional to it (Lagrange: D_r = const / sensitivity_r).
 #pragma once
@@ -19,12 +19,6 @@
 #include "models/llama_model.h"
 
 namespace kvstream::eval {
-
-// KL per row (2L entries). `windows[i]` is the KV of `tokens[i]` (kv.shape().tokens == tokens[i].size()).
-// Throws std::invalid_argument when a window has no more than fed_tokens + first_token tokens.
-std::vector<double> row_noise_kl(const models::LlamaModel& model, const std::vector<codec::KvCache>& windows,
-                                 const std::vector<std::vector<int32_t>>& tokens, const std::vector<double>& noise_variance,
-                                 int fed_tokens, int first_token, uint32_t seed);
 
 // KL per row when that row alone carries its real decode error: row r of each window's prefix is
 // replaced by row r of `decoded[i]` (the same window after a codec round trip, same shape), the last
