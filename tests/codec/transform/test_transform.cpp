@@ -14,6 +14,7 @@
 #include "codec/transform/rope.h"
 #include "codec/transform/transform_calibration.h"
 #include "common/half.h"
+#include "tests/codec/transform/calibration_bytes.h"
 #include "tests/test_support.h"
 
 namespace kvstream::codec {
@@ -114,44 +115,27 @@ TEST_F(TransformTest, ACorruptOrCutCalibrationIsRefusedNamingTheFile) {
 
 // The fixture calibration's bytes with one edit, its CRC32C made right again: what a file made by
 // hand or by another program may hold (codec/FORMAT.md "Transform calibration" gives the layout).
-struct CalibrationBytes {
-  std::vector<uint8_t> bytes = fixture_calibration().serialize();
+// The fixture calibration's bytes (version 1: no synthesis) and where its fields lie.
+struct FixtureCalibrationBytes : test_support_transform::CalibrationBytes {
+  FixtureCalibrationBytes() : CalibrationBytes{fixture_calibration().serialize()} {}
   static constexpr size_t kName = 8, kNameBytes = 11;  // "stories260K"
   static constexpr size_t kShape = kName + kNameBytes, kRows = kShape + 6 + 1 + 8 + 4 + 1 + 12 * 8;
   static constexpr size_t kC = 32, kRowBytes = 8 + 4 * (2 * kC + kC * kC);
   size_t basis(int row, size_t component, size_t channel) const {
     return kRows + size_t(row) * kRowBytes + 8 + 4 * (2 * kC + component * kC + channel);
   }
-  void put_f32(size_t at, float v) {
-    const auto u = std::bit_cast<uint32_t>(v);
-    for (int b = 0; b < 4; ++b) bytes[at + size_t(b)] = uint8_t(u >> (8 * b));
-  }
-  float get_f32(size_t at) const {
-    uint32_t u = 0;
-    for (int b = 0; b < 4; ++b) u |= uint32_t(bytes[at + size_t(b)]) << (8 * b);
-    return std::bit_cast<float>(u);
-  }
-  std::string error() {
-    repair_crc(bytes);
-    try {
-      TransformCalibration::parse(bytes, "x.kvcal");
-    } catch (const std::runtime_error& e) {
-      return e.what();
-    }
-    return "no error";
-  }
 };
 
 TEST_F(TransformTest, ACalibrationWhoseBasisIsNotOrthonormalIsRefused) {
-  EXPECT_EQ(CalibrationBytes().error(), "no error");
+  EXPECT_EQ(FixtureCalibrationBytes().error(), "no error");
   // Every component of row 0 the same unit vector: each row passes a unit-length check, and the
   // decoder's reconstruction would be off by about 400 %.
-  CalibrationBytes same;
+  FixtureCalibrationBytes same;
   for (size_t i = 0; i < 32; ++i)
     for (size_t c = 0; c < 32; ++c) same.put_f32(same.basis(0, i, c), c == 0 ? 1.0f : 0.0f);
   EXPECT_NE(same.error().find("x.kvcal: row 0: the basis is not orthonormal"), std::string::npos) << same.error();
   // Component 1 of row 3 tilted towards component 0 by 0.1 and normalised: unit length, not orthogonal.
-  CalibrationBytes tilted;
+  FixtureCalibrationBytes tilted;
   std::vector<float> v(32);
   double norm = 0;
   for (size_t c = 0; c < 32; ++c) {
@@ -163,16 +147,16 @@ TEST_F(TransformTest, ACalibrationWhoseBasisIsNotOrthonormalIsRefused) {
 }
 
 TEST_F(TransformTest, ShapesBeyondTheLimitsAreRefusedWithoutOverflow) {
-  CalibrationBytes huge;  // H = D = 65535: H * D overflowed an int before it was checked
-  for (size_t at : {CalibrationBytes::kShape + 2, CalibrationBytes::kShape + 4}) huge.bytes[at] = huge.bytes[at + 1] = 0xff;
+  FixtureCalibrationBytes huge;  // H = D = 65535: H * D overflowed an int before it was checked
+  for (size_t at : {FixtureCalibrationBytes::kShape + 2, FixtureCalibrationBytes::kShape + 4}) huge.bytes[at] = huge.bytes[at + 1] = 0xff;
   EXPECT_NE(huge.error().find("bad shape L=5 H=65535 D=65535"), std::string::npos) << huge.error();
 }
 
 TEST_F(TransformTest, ACalibrationNamesItsModelAndCodecsCheckIt) {
-  CalibrationBytes nameless;  // the name's length set to 0 and its bytes removed
+  FixtureCalibrationBytes nameless;  // the name's length set to 0 and its bytes removed
   nameless.bytes[6] = nameless.bytes[7] = 0;
-  nameless.bytes.erase(nameless.bytes.begin() + CalibrationBytes::kName,
-                       nameless.bytes.begin() + CalibrationBytes::kName + CalibrationBytes::kNameBytes);
+  nameless.bytes.erase(nameless.bytes.begin() + FixtureCalibrationBytes::kName,
+                       nameless.bytes.begin() + FixtureCalibrationBytes::kName + FixtureCalibrationBytes::kNameBytes);
   EXPECT_NE(nameless.error().find("names no model"), std::string::npos) << nameless.error();
   TransformCalibration::Options anonymous;
   EXPECT_THROW(TransformCalibration::build({test_support::kv_fixture().contexts[0].all()}, anonymous), std::invalid_argument);

@@ -3,14 +3,13 @@
 // of it: less error where the metric looks, for the same bytes, on a held-out context.
 #include <gtest/gtest.h>
 
-#include <bit>
 #include <cmath>
 #include <limits>
 #include <tuple>
 
 #include "codec/codec.h"
-#include "codec/format/byte_io.h"
 #include "codec/transform/transform_distortion.h"
+#include "tests/codec/transform/calibration_bytes.h"
 #include "tests/codec/transform/transform_stage_launcher.h"
 
 namespace kvstream::codec {
@@ -20,15 +19,6 @@ using test_support_transform::random_key_metrics;
 using test_support_transform::stories_calibration;
 
 constexpr int kC = 32;  // the fixture's channels: 2 heads x 16
-
-std::string parse_error(const std::vector<uint8_t>& bytes) {
-  try {
-    TransformCalibration::parse(bytes, "x.kvcal");
-  } catch (const std::runtime_error& e) {
-    return e.what();
-  }
-  return "no error";
-}
 
 TEST(KeyMetric, TheSynthesisInvertsTheAnalysisAndIsOrthonormalInTheMetric) {
   const auto cal = stories_calibration(RopePairs::kInterleaved, /*weighed_keys=*/true);
@@ -76,23 +66,20 @@ TEST(KeyMetric, AFileWithSynthesesIsVersionTwoAndRoundTrips) {
 }
 
 TEST(KeyMetric, ASynthesisThatDoesNotInvertTheBasisOrABadFlagIsRefused) {
-  const auto good = stories_calibration(RopePairs::kInterleaved, /*weighed_keys=*/true).serialize();
-  ASSERT_EQ(parse_error(good), "no error");
+  test_support_transform::CalibrationBytes good{stories_calibration(RopePairs::kInterleaved, /*weighed_keys=*/true).serialize()};
+  ASSERT_EQ(good.error(), "no error");
   // Row 0 starts after the header (name "stories260K", 12 levels); its flag follows weight, mean,
   // variance and basis.
   const size_t row0 = 8 + 11 + 6 + 1 + 8 + 4 + 1 + 12 * 8, flag = row0 + 8 + 4 * (2 * kC + kC * kC);
-  ASSERT_EQ(good[flag], 1);
+  ASSERT_EQ(good.bytes[flag], 1);
   auto bent = good;
   const size_t value = flag + 1 + 4 * (3 * kC + 5);  // component 3, channel 5 of the synthesis
-  const auto u = std::bit_cast<uint32_t>(std::bit_cast<float>(load_u32(bent.data() + value)) + 0.5f);
-  for (int b = 0; b < 4; ++b) bent[value + size_t(b)] = uint8_t(u >> (8 * b));
-  test_support::repair_crc(bent);
-  EXPECT_NE(parse_error(bent).find("x.kvcal: row 0: the synthesis does not invert the basis"), std::string::npos)
-      << parse_error(bent);
+  bent.put_f32(value, bent.get_f32(value) + 0.5f);
+  EXPECT_NE(bent.error().find("x.kvcal: row 0: the synthesis does not invert the basis"), std::string::npos)
+      << bent.error();
   auto flagged = good;
-  flagged[flag] = 2;
-  test_support::repair_crc(flagged);
-  EXPECT_NE(parse_error(flagged).find("row 0: synthesis flag 2, 0 or 1 expected"), std::string::npos) << parse_error(flagged);
+  flagged.bytes[flag] = 2;
+  EXPECT_NE(flagged.error().find("row 0: synthesis flag 2, 0 or 1 expected"), std::string::npos) << flagged.error();
 }
 
 TEST(KeyMetric, BadMetricsAreRefused) {
