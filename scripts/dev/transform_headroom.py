@@ -51,6 +51,7 @@ BANDS = [(0, 4), (4, 16), (16, 48), (48, 96), (96, None)]
 def read_calibration(path):
     """The .kvcal fields (codec/FORMAT.md §7) this estimate needs."""
     data = open(path, "rb").read()
+    version, = struct.unpack_from("<H", data, 4)
     at = 6  # magic, version
     name_length, = struct.unpack_from("<H", data, at)
     at += 2 + name_length
@@ -69,7 +70,16 @@ def read_calibration(path):
         variance = np.frombuffer(data, np.float32, channels, at + 4 * channels).astype(np.float64)
         basis = np.frombuffer(data, np.float32, channels * channels, at + 8 * channels).astype(np.float64)
         at += 8 * channels + 4 * channels * channels
-        rows.append({"weight": weight, "mean": mean, "variance": variance, "basis": basis.reshape(channels, channels)})
+        basis = basis.reshape(channels, channels)
+        synthesis = basis  # the decoder's rows: the basis itself unless the row has a synthesis (version 2)
+        if version == 2:
+            has_synthesis = data[at]
+            at += 1
+            if has_synthesis:
+                synthesis = np.frombuffer(data, np.float32, channels * channels, at).astype(np.float64)
+                synthesis = synthesis.reshape(channels, channels)
+                at += 4 * channels * channels
+        rows.append({"weight": weight, "mean": mean, "variance": variance, "basis": basis, "synthesis": synthesis})
     return {"layers": layers, "heads": heads, "head_dim": head_dim, "rope": rope, "theta": theta, "sinks": sinks,
             "distortions": distortions, "rows": rows}
 
