@@ -19,12 +19,12 @@ plus 4 bits of e per (row, token). The continuation then runs on the decoded con
 A token's importance in row r (layer, K or V) is, over query positions t and the query heads of the
 row: V: sum a_ts^2; K: sum a_ts^2 |v_s - o_t|^2 |q_t|^2 / D (what an error moves the head's output
 by, as eval/key_sensitivity.h, isotropic in the key's direction). e = clamp(round(slope log2(p90 /
-p_s)), 0, 15) with p90 the row's 90th percentile: the 10 % most important tokens keep the row's step;
-with --slope 2 (default) the rest get distortions proportional to 1 / importance, with 1 to its
-square root (less to lose where the importance mispredicts). The queries t: "future" the continuation's
-own (an oracle: no encoder has them), "last 64" / "last 256" the context's last queries (an encoder
-that ran the prefill has them), "all" every context query, each key's sum divided by the queries
-that see it.
+p_s)), 0, max) with p90 the row's 90th percentile: the 10 % most important tokens keep the row's
+step; with --slope 2 (default) the rest get distortions proportional to 1 / importance, with 1 to
+its square root (less to lose where the importance mispredicts); --max-exponent (default 15) caps e.
+The queries t: "future" the continuation's own (an oracle: no encoder has them), "last 64" / "last
+256" the context's last queries (an encoder that ran the prefill has them), "all" every context
+query, each key's sum divided by the queries that see it.
 """
 import argparse
 
@@ -160,6 +160,8 @@ def main():
     parser.add_argument("gguf")
     parser.add_argument("--contexts", type=int, default=3)
     parser.add_argument("--slope", type=float, default=2.0, help="e per octave of importance below the 90th percentile")
+    parser.add_argument("--max-exponent", type=int, default=15,
+                        help="the largest e (steps up to 2^(e/4) times the row's)")
     args = parser.parse_args()
 
     cal = read_calibration(args.calibration)
@@ -180,7 +182,7 @@ def main():
             for name, queries in query_sets.items():
                 for part, p in enumerate(importance(q, v, attention, outputs, cal["heads"], queries)):
                     e = np.round(args.slope * np.log2(np.quantile(p, 0.9) / p))
-                    exponents[name][part].append(np.clip(e, 0, 15).astype(int))
+                    exponents[name][part].append(np.clip(e, 0, args.max_exponent).astype(int))
         reference = continuation.log_probs(keys, values, window[CONTEXT:])
 
         def curve(e):
