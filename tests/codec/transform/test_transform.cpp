@@ -113,9 +113,9 @@ TEST_F(TransformTest, ACorruptOrCutCalibrationIsRefusedNamingTheFile) {
   EXPECT_THROW(TransformCalibration::load(dir_ / "absent.kvcal"), std::runtime_error);
 }
 
-// The fixture calibration's bytes with one edit, its CRC32C made right again: what a file made by
-// hand or by another program may hold (codec/FORMAT.md "Transform calibration" gives the layout).
-// The fixture calibration's bytes (version 1: no synthesis) and where its fields lie.
+// The fixture calibration's bytes (version 1: no synthesis) and where its fields lie, for tests to
+// make one edit, as a file made by hand or by another program may hold (codec/FORMAT.md
+// "Transform calibration" gives the layout); error() makes the CRC32C right again before parsing.
 struct FixtureCalibrationBytes : test_support_transform::CalibrationBytes {
   FixtureCalibrationBytes() : CalibrationBytes{fixture_calibration().serialize()} {}
   static constexpr size_t kName = 8, kNameBytes = 11;  // "stories260K"
@@ -148,15 +148,15 @@ TEST_F(TransformTest, ACalibrationWhoseBasisIsNotOrthonormalIsRefused) {
 
 TEST_F(TransformTest, ShapesBeyondTheLimitsAreRefusedWithoutOverflow) {
   FixtureCalibrationBytes huge;  // H = D = 65535: H * D overflowed an int before it was checked
-  for (size_t at : {FixtureCalibrationBytes::kShape + 2, FixtureCalibrationBytes::kShape + 4}) huge.bytes[at] = huge.bytes[at + 1] = 0xff;
+  for (size_t at : {huge.kShape + 2, huge.kShape + 4}) huge.bytes[at] = huge.bytes[at + 1] = 0xff;
   EXPECT_NE(huge.error().find("bad shape L=5 H=65535 D=65535"), std::string::npos) << huge.error();
 }
 
 TEST_F(TransformTest, ACalibrationNamesItsModelAndCodecsCheckIt) {
   FixtureCalibrationBytes nameless;  // the name's length set to 0 and its bytes removed
   nameless.bytes[6] = nameless.bytes[7] = 0;
-  nameless.bytes.erase(nameless.bytes.begin() + FixtureCalibrationBytes::kName,
-                       nameless.bytes.begin() + FixtureCalibrationBytes::kName + FixtureCalibrationBytes::kNameBytes);
+  nameless.bytes.erase(nameless.bytes.begin() + nameless.kName,
+                       nameless.bytes.begin() + nameless.kName + nameless.kNameBytes);
   EXPECT_NE(nameless.error().find("names no model"), std::string::npos) << nameless.error();
   TransformCalibration::Options anonymous;
   EXPECT_THROW(TransformCalibration::build({test_support::kv_fixture().contexts[0].all()}, anonymous), std::invalid_argument);
