@@ -36,55 +36,14 @@ CONTEXT, CONTINUATION, SINKS = 768, 64, 4
 DISTORTIONS = [3e-3, 1e-3, 3e-4, 1e-4, 3e-5]
 
 
-class Continuation:
-    """The model's layers for the continuation tokens, attending to a given context's K and V."""
-
-    def __init__(self, model, rope):
-        f = model.fields
-        self.model, self.rope = model, rope
-        self.query_heads, self.heads = int(f["llama.attention.head_count"]), int(f["llama.attention.head_count_kv"])
-        self.layers = int(f["llama.block_count"])
-        self.eps = float(f["llama.attention.layer_norm_rms_epsilon"])
-        self.base = float(f["llama.rope.freq_base"])
-        self.weights = {}
-
-    def w(self, name):
-        if name not in self.weights:
-            self.weights[name] = self.model.weight(name)
-        return self.weights[name]
-
-    def norm(self, x, name):
-        return x / np.sqrt((x * x).mean(-1, keepdims=True) + self.eps) * self.w(name)
-
-    def log_probs(self, keys, values, tokens):
-        """log-softmax of the next-token logits at every continuation position."""
-        T, context = len(tokens), keys[0].shape[0]
-        head_dim = keys[0].shape[2]
-        frequencies = self.base ** (-np.arange(head_dim // 2) * 2.0 / head_dim)
-        angles = np.arange(context, context + T)[:, None, None] * frequencies
-        future = np.concatenate([np.zeros((T, context), bool), np.triu(np.ones((T, T), bool), 1)], 1)
-        h = self.w("token_embd.weight")[tokens]
-        for layer in range(self.layers):
-            w = lambda n: self.w(f"blk.{layer}.{n}.weight")  # noqa: E731
-            x = self.norm(h, f"blk.{layer}.attn_norm.weight")
-            q = rotate((x @ w("attn_q").T).reshape(T, self.query_heads, head_dim), angles, self.rope)
-            own_keys = rotate((x @ w("attn_k").T).reshape(T, self.heads, head_dim), angles, self.rope)
-            k = np.concatenate([keys[layer], own_keys])
-            v = np.concatenate([values[layer], (x @ w("attn_v").T).reshape(T, self.heads, head_dim)])
-            out = np.empty((T, self.query_heads, head_dim))
-            for qh in range(self.query_heads):
-                kh = qh * self.heads // self.query_heads
-                logits = q[:, qh] @ k[:, kh].T / np.sqrt(head_dim)
-                logits[future] = -np.inf
-                a = np.exp(logits - logits.max(1, keepdims=True))
-                out[:, qh] = (a / a.sum(1, keepdims=True)) @ v[:, kh]
-            h = h + out.reshape(T, -1) @ w("attn_output").T
-            x = self.norm(h, f"blk.{layer}.ffn_norm.weight")
-            gate = x @ w("ffn_gate").T
-            h = h + (gate / (1 + np.exp(-gate)) * (x @ w("ffn_up").T)) @ w("ffn_down").T
-        logits = self.norm(h, "output_norm.weight") @ self.w("token_embd.weight").T  # tied embeddings
-        logits -= logits.max(1, keepdims=True)
-        return logits - np.log(np.exp(logits).sum(1, keepdims=True))
+def continuation_log_probs(model, rope, keys, values, tokens):
+    """log-softmax of the next-token logits at every continuation position, on the given context K
+    (RoPE'd) and V per layer."""
+    for _ in model.layers(tokens, rope, past=list(zip(keys, values))):
+        pass
+    logits = model.norm(model.hidden, "output_norm.weight") @ model.weight("token_embd.weight").T  # tied embeddings
+    logits -= logits.max(1, keepdims=True)
+    return logits - np.log(np.exp(logits).sum(1, keepdims=True))
 
 
 def importance(q, v, attention, outputs, heads, queries):
@@ -167,7 +126,6 @@ def main():
     cal = read_calibration(args.calibration)
     _, tokens = read_kv_dump(args.kv_dump)
     model = Model(args.gguf)
-    continuation = Continuation(model, cal["rope"])
     query_sets = {"future": np.arange(CONTEXT, CONTEXT + CONTINUATION),
                   "last 64": np.arange(CONTEXT - 64, CONTEXT),
                   "last 256": np.arange(CONTEXT - 256, CONTEXT),
@@ -183,13 +141,13 @@ def main():
                 for part, p in enumerate(importance(q, v, attention, outputs, cal["heads"], queries)):
                     e = np.round(args.slope * np.log2(np.quantile(p, 0.9) / p))
                     exponents[name][part].append(np.clip(e, 0, args.max_exponent).astype(int))
-        reference = continuation.log_probs(keys, values, window[CONTEXT:])
+        reference = continuation_log_probs(model, cal["rope"], keys, values, window[CONTEXT:])
 
         def curve(e):
             points = []
             for d in DISTORTIONS:
                 k, v, bits = emulate(cal, keys, values, d, e)
-                lp = continuation.log_probs(k, v, window[CONTEXT:])
+                lp = continuation_log_probs(model, cal["rope"], k, v, window[CONTEXT:])
                 points.append(((np.exp(reference) * (reference - lp)).sum(1).mean(), bits))
             return points
         rows = curve(None)

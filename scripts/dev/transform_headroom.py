@@ -151,33 +151,43 @@ class Model:
         reader = GGUFReader(path)
         self.fields = {k: reader.fields[k].contents() for k in reader.fields if k.startswith("llama.")}
         self.tensors = {t.name: t for t in reader.tensors}
+        self.dequantized = {}
+        self.hidden = None
 
     def weight(self, name):
-        t = self.tensors[name]
-        return dequantize(t.data, t.tensor_type).astype(np.float64).reshape([int(d) for d in reversed(t.shape)])
+        if name not in self.dequantized:
+            t = self.tensors[name]
+            shape = [int(d) for d in reversed(t.shape)]
+            self.dequantized[name] = dequantize(t.data, t.tensor_type).astype(np.float64).reshape(shape)
+        return self.dequantized[name]
 
-    def layers(self, tokens, rope_layout):
-        """Yields per layer: queries [T][Hq][D] (no RoPE), keys with RoPE [T][H][D], values [T][H][D],
-        attention [Hq][T][T] and the heads' outputs [Hq][T][D]."""
+    def norm(self, x, name):
+        eps = float(self.fields["llama.attention.layer_norm_rms_epsilon"])
+        return x / np.sqrt((x * x).mean(-1, keepdims=True) + eps) * self.weight(name)
+
+    def layers(self, tokens, rope_layout, past=None):
+        """Yields per layer: queries [T][Hq][D] (no RoPE), keys with RoPE [P+T][H][D], values [P+T][H][D],
+        attention [Hq][T][P+T] and the heads' outputs [Hq][T][D], for `tokens` at positions P.. after
+        `past`, per layer (keys with RoPE, values) [P][H][D] of the P tokens before (none: P = 0).
+        Afterwards self.hidden holds the last layer's hidden states [T][n_embd]."""
         f = self.fields
         query_heads, heads = int(f["llama.attention.head_count"]), int(f["llama.attention.head_count_kv"])
-        eps = float(f["llama.attention.layer_norm_rms_epsilon"])
         h = self.weight("token_embd.weight")[tokens]
         T, head_dim = len(tokens), h.shape[1] // query_heads
+        P = 0 if past is None else past[0][0].shape[0]
         frequencies = float(f["llama.rope.freq_base"]) ** (-np.arange(head_dim // 2) * 2.0 / head_dim)
-        angles = np.arange(T)[:, None, None] * frequencies
-        future = np.triu(np.ones((T, T), bool), 1)
-
-        def norm(x, name):
-            return x / np.sqrt((x * x).mean(-1, keepdims=True) + eps) * self.weight(name)
+        angles = np.arange(P, P + T)[:, None, None] * frequencies
+        future = np.concatenate([np.zeros((T, P), bool), np.triu(np.ones((T, T), bool), 1)], 1)
         for layer in range(int(f["llama.block_count"])):
             w = lambda n: self.weight(f"blk.{layer}.{n}.weight")  # noqa: E731
-            x = norm(h, f"blk.{layer}.attn_norm.weight")
+            x = self.norm(h, f"blk.{layer}.attn_norm.weight")
             q = (x @ w("attn_q").T).reshape(T, query_heads, head_dim)
             k = rotate((x @ w("attn_k").T).reshape(T, heads, head_dim), angles, rope_layout)
             v = (x @ w("attn_v").T).reshape(T, heads, head_dim)
+            if past is not None:
+                k, v = np.concatenate([past[layer][0], k]), np.concatenate([past[layer][1], v])
             q_turned = rotate(q, angles, rope_layout)
-            attention = np.empty((query_heads, T, T))
+            attention = np.empty((query_heads, T, P + T))
             outputs = np.empty((query_heads, T, head_dim))
             for qh in range(query_heads):
                 kh = qh * heads // query_heads
@@ -188,9 +198,10 @@ class Model:
                 outputs[qh] = attention[qh] @ v[:, kh]
             yield q, k, v, attention, outputs, w("attn_output")
             h = h + outputs.transpose(1, 0, 2).reshape(T, -1) @ w("attn_output").T
-            x = norm(h, f"blk.{layer}.ffn_norm.weight")
+            x = self.norm(h, f"blk.{layer}.ffn_norm.weight")
             gate = x @ w("ffn_gate").T
             h = h + (gate / (1 + np.exp(-gate)) * (x @ w("ffn_up").T)) @ w("ffn_down").T
+        self.hidden = h
 
 
 def key_sensitivity(q, v, attention, outputs, basis, heads, sinks, frequencies, rope_layout, positions):
